@@ -1,0 +1,149 @@
+#include "protocol/request_parser.h"
+
+#include <cstring>
+#include <limits>
+
+#include "protocol/text.h"
+
+namespace latch::resp {
+
+void RequestParser::Reset() {
+  pos_ = 0;
+  started_ = false;
+  inline_ = false;
+  elements_left_ = 0;
+  bulk_len_ = -1;
+  bytes_wanted_ = 0;
+  spans_.clear();
+}
+
+RequestParser::Result RequestParser::Fail(std::string text) {
+  error_ = std::move(text);
+  SanitizeErrorText(error_);
+  Reset();
+  return Result::kError;
+}
+
+RequestParser::Result RequestParser::Complete(std::string_view in, size_t end) {
+  args_.clear();
+  if (inline_) {
+    for (const std::string& w : inline_words_) args_.emplace_back(w);
+  } else {
+    for (auto [off, len] : spans_) args_.emplace_back(in.data() + off, len);
+  }
+  consumed_ = end;
+  bool was_inline = inline_;
+  Reset();
+  inline_ = was_inline;
+  return Result::kRequest;
+}
+
+RequestParser::Result RequestParser::Parse(std::string_view in, const ParseLimits& limits) {
+  if (in.empty()) return Result::kNeedMore;
+  if (!started_) {
+    // Like Redis, the first byte decides: '*' starts a multibulk request,
+    // anything else is an inline line.
+    started_ = true;
+    inline_ = in[0] != '*';
+    pos_ = 0;
+  }
+  return inline_ ? ParseInline(in) : ParseMultibulk(in, limits);
+}
+
+RequestParser::Result RequestParser::ParseInline(std::string_view in) {
+  // pos_ is how far we have already searched for the newline.
+  const char* nl =
+      static_cast<const char*>(std::memchr(in.data() + pos_, '\n', in.size() - pos_));
+  if (nl == nullptr) {
+    pos_ = in.size();
+    if (in.size() > kMaxInlineSize) return Fail("ERR Protocol error: too big inline request");
+    return Result::kNeedMore;
+  }
+  size_t nl_at = static_cast<size_t>(nl - in.data());
+  size_t line_len = nl_at;
+  if (line_len > 0 && in[line_len - 1] == '\r') --line_len;
+  auto words = SplitArgs(in.substr(0, line_len));
+  if (!words) return Fail("ERR Protocol error: unbalanced quotes in request");
+  inline_words_ = std::move(*words);
+  return Complete(in, nl_at + 1);
+}
+
+RequestParser::Result RequestParser::ParseMultibulk(std::string_view in,
+                                                    const ParseLimits& limits) {
+  // Finds the "\r" ending a length line that starts at `from`. Like Redis, the
+  // byte after '\r' is taken to be '\n' without being checked; it only has to
+  // have arrived. Returns npos while the line is incomplete.
+  auto find_line_end = [&](size_t from) -> size_t {
+    const char* cr =
+        static_cast<const char*>(std::memchr(in.data() + from, '\r', in.size() - from));
+    if (cr == nullptr) return std::string_view::npos;
+    size_t at = static_cast<size_t>(cr - in.data());
+    if (at + 1 >= in.size()) return std::string_view::npos;
+    return at;
+  };
+
+  if (elements_left_ == 0) {
+    // The "*<count>\r\n" header.
+    size_t cr = find_line_end(0);
+    if (cr == std::string_view::npos) {
+      if (in.size() > kMaxInlineSize) {
+        return Fail("ERR Protocol error: too big mbulk count string");
+      }
+      return Result::kNeedMore;
+    }
+    auto count = ParseInt64(in.substr(1, cr - 1));
+    if (!count || *count > std::numeric_limits<int32_t>::max()) {
+      return Fail("ERR Protocol error: invalid multibulk length");
+    }
+    if (limits.unauthenticated && *count > kUnauthMaxElements) {
+      return Fail("ERR Protocol error: unauthenticated multibulk length");
+    }
+    pos_ = cr + 2;
+    if (*count <= 0) {
+      // `*0` and `*-1` are empty requests: consumed and skipped.
+      spans_.clear();
+      return Complete(in, pos_);
+    }
+    elements_left_ = *count;
+    spans_.clear();
+    // Do not trust the count for a reservation: a stranger could claim 2^31.
+    spans_.reserve(static_cast<size_t>(std::min<int64_t>(*count, 1024)));
+  }
+
+  while (elements_left_ > 0) {
+    if (bulk_len_ < 0) {
+      // The "$<len>\r\n" header of the next bulk.
+      size_t cr = find_line_end(pos_);
+      if (cr == std::string_view::npos) {
+        if (in.size() - pos_ > kMaxInlineSize) {
+          return Fail("ERR Protocol error: too big bulk count string");
+        }
+        return Result::kNeedMore;
+      }
+      if (in[pos_] != '$') {
+        return Fail(std::string("ERR Protocol error: expected '$', got '") + in[pos_] + "'");
+      }
+      auto len = ParseInt64(in.substr(pos_ + 1, cr - pos_ - 1));
+      if (!len || *len < 0 || *len > limits.max_bulk_len) {
+        return Fail("ERR Protocol error: invalid bulk length");
+      }
+      if (limits.unauthenticated && *len > kUnauthMaxBulkLen) {
+        return Fail("ERR Protocol error: unauthenticated bulk length");
+      }
+      pos_ = cr + 2;
+      bulk_len_ = *len;
+      bytes_wanted_ = pos_ + static_cast<size_t>(bulk_len_) + 2;
+    }
+    // The payload and its trailing CRLF (which Redis skips unchecked).
+    size_t need = static_cast<size_t>(bulk_len_) + 2;
+    if (in.size() - pos_ < need) return Result::kNeedMore;
+    spans_.emplace_back(pos_, static_cast<size_t>(bulk_len_));
+    pos_ += need;
+    bulk_len_ = -1;
+    bytes_wanted_ = 0;
+    --elements_left_;
+  }
+  return Complete(in, pos_);
+}
+
+}  // namespace latch::resp

@@ -1,0 +1,50 @@
+// Small text helpers shared by the parser, the server and the tools.
+//
+// They reproduce the exact rules Redis applies, because clients observe them:
+// which strings count as integers, how an inline line splits into words, and
+// how an error text that echoes client input is made safe for the wire.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace latch {
+
+// Parses a signed 64-bit decimal integer with Redis's `string2ll` rules: no
+// sign other than a leading '-', no leading zeros ("0" itself is fine, "-0"
+// and "01" are not), no spaces, at most 20 characters, no overflow.
+// Returns nullopt for anything else.
+std::optional<int64_t> ParseInt64(std::string_view s);
+
+// Parses a double the way Redis's `string2ld`/`strtold` accepts it for
+// commands such as INCRBYFLOAT: used by the config parser for ratios.
+std::optional<double> ParseDouble(std::string_view s);
+
+// Splits a line into words with the rules of Redis's `sdssplitargs`: blanks
+// separate words; "double quotes" understand \n \r \t \b \a \xHH and
+// backslash escapes; 'single quotes' understand only \'. A closing quote must
+// be followed by a blank or the end. A NUL byte ends the line. Returns nullopt
+// on unbalanced quotes. Used for inline requests and for config files.
+std::optional<std::vector<std::string>> SplitArgs(std::string_view line);
+
+// ASCII case-insensitive equality (command names and option words).
+bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+
+// Lower-cases ASCII letters into a new string.
+std::string ToLower(std::string_view s);
+
+// Replaces CR and LF with spaces, as Redis does for any error text, so a reply
+// that echoes client input can never break the line-oriented protocol.
+void SanitizeErrorText(std::string& text);
+
+// Glob-style matching with Redis's `stringmatchlen` rules (* ? [a-z] [^x] \x),
+// optionally case-insensitive. Used by CONFIG GET and COMMAND LIST FILTERBY.
+bool GlobMatch(std::string_view pattern, std::string_view str, bool nocase = false);
+
+// Appends the decimal form of v to out.
+void AppendInt(std::string& out, int64_t v);
+
+}  // namespace latch

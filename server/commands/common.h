@@ -1,0 +1,30 @@
+// Helpers shared by command handlers: argument parsing and the error replies
+// several commands give in exactly the same words.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "protocol/text.h"
+#include "server/command_table.h"
+
+namespace latch::commands {
+
+inline constexpr std::string_view kSyntaxError = "ERR syntax error";
+inline constexpr std::string_view kNotInteger = "ERR value is not an integer or out of range";
+
+// Parses an integer argument, replying Redis's error when it is not one.
+inline std::optional<int64_t> IntArgOrReply(CommandContext& ctx, std::string_view arg) {
+  auto v = ParseInt64(arg);
+  if (!v) ctx.reply.Error(kNotInteger);
+  return v;
+}
+
+// "ERR invalid expire time in 'set' command": bad or overflowing TTLs.
+inline void ReplyInvalidExpire(CommandContext& ctx, std::string_view command) {
+  ctx.reply.Error("ERR invalid expire time in '" + std::string(command) + "' command");
+}
+
+}  // namespace latch::commands

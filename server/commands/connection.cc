@@ -1,0 +1,410 @@
+// Connection commands: PING, ECHO, QUIT, HELLO, AUTH, SELECT and CLIENT.
+//
+// They change or report the state of one session (protocol version, name,
+// authentication) and never touch the keyspace.
+#include <cctype>
+
+#include "server/commands/common.h"
+#include "server/connection.h"
+#include "server/server.h"
+
+namespace latch::commands {
+
+namespace {
+
+// Compares secrets in time independent of where they differ, so response
+// timing does not reveal how much of a guessed password was right.
+bool ConstantTimeEquals(std::string_view a, std::string_view b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  size_t n = std::max(a.size(), b.size());
+  for (size_t i = 0; i < n; ++i) {
+    unsigned char x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0;
+    unsigned char y = i < b.size() ? static_cast<unsigned char>(b[i]) : 0;
+    diff |= x ^ y;
+  }
+  return diff == 0;
+}
+
+// latch has one user, "default", whose password is requirepass (none: any
+// password is accepted, as Redis's nopass default user does).
+bool CheckCredentials(CommandContext& ctx, std::string_view user, std::string_view pass) {
+  const std::string& required = ctx.server.config().requirepass;
+  if (user != "default") {
+    // Still compare, so a wrong user name costs the same time.
+    ConstantTimeEquals(pass, required);
+    return false;
+  }
+  return required.empty() || ConstantTimeEquals(pass, required);
+}
+
+constexpr std::string_view kWrongPass =
+    "WRONGPASS invalid username-password pair or user is disabled.";
+
+// Client names and library names: printable ASCII without spaces.
+bool ValidName(std::string_view s) {
+  for (char c : s) {
+    if (c < '!' || c > '~') return false;
+  }
+  return true;
+}
+
+std::string ClientLine(Server& server, Connection& c) {
+  int64_t now = server.clock().MonoMs();
+  std::string flags = c.monitor ? "O" : "N";
+  std::string line;
+  line.reserve(256);
+  line += "id=" + std::to_string(c.id());
+  line += " addr=" + c.addr;
+  line += " laddr=" + c.laddr;
+  line += " fd=" + std::to_string(c.fd());
+  line += " name=" + c.name;
+  line += " age=" + std::to_string((now - c.created_ms) / 1000);
+  line += " idle=" + std::to_string((now - c.last_interaction_ms) / 1000);
+  line += " flags=" + flags;
+  line += " db=0 sub=0 psub=0 ssub=0 multi=-1";
+  line += " qbuf=" + std::to_string(c.query_buffer_size());
+  line += " qbuf-free=" + std::to_string(c.query_buffer_capacity() - c.query_buffer_size());
+  line += " argv-mem=0 multi-mem=0";
+  line += " obl=" + std::to_string(c.output().size());
+  line += " oll=0 omem=" + std::to_string(c.pending_output());
+  line += " tot-mem=" + std::to_string(c.query_buffer_capacity() + c.output().capacity());
+  line += " events=r";
+  line += " cmd=" + c.last_command;
+  line += " user=default redir=-1";
+  line += " resp=" + std::to_string(c.resp);
+  line += " lib-name=" + c.lib_name;
+  line += " lib-ver=" + c.lib_ver;
+  line += "\n";
+  return line;
+}
+
+}  // namespace
+
+void Ping(CommandContext& ctx) {
+  if (ctx.argv.size() > 2) {
+    ctx.reply.Error("ERR wrong number of arguments for 'ping' command");
+    return;
+  }
+  if (ctx.argv.size() == 2) {
+    ctx.reply.Bulk(ctx.argv[1]);
+  } else {
+    ctx.reply.Simple("PONG");
+  }
+}
+
+void Echo(CommandContext& ctx) { ctx.reply.Bulk(ctx.argv[1]); }
+
+void Quit(CommandContext& ctx) {
+  ctx.reply.Ok();
+  ctx.client.CloseAfterReply();
+}
+
+void Hello(CommandContext& ctx) {
+  int64_t version = 0;
+  size_t next = 1;
+  if (ctx.argv.size() >= 2) {
+    auto v = ParseInt64(ctx.argv[next++]);
+    if (!v) {
+      ctx.reply.Error("ERR Protocol version is not an integer or out of range");
+      return;
+    }
+    if (*v < 2 || *v > 3) {
+      ctx.reply.Error("NOPROTO unsupported protocol version");
+      return;
+    }
+    version = *v;
+  }
+  std::string_view user, pass, name;
+  bool has_auth = false, has_name = false;
+  for (size_t j = next; j < ctx.argv.size(); ++j) {
+    size_t more = ctx.argv.size() - 1 - j;
+    std::string_view opt = ctx.argv[j];
+    if (EqualsIgnoreCase(opt, "AUTH") && more >= 2) {
+      user = ctx.argv[j + 1];
+      pass = ctx.argv[j + 2];
+      has_auth = true;
+      j += 2;
+    } else if (EqualsIgnoreCase(opt, "SETNAME") && more >= 1) {
+      name = ctx.argv[j + 1];
+      if (!ValidName(name)) {
+        ctx.reply.Error("ERR Client names cannot contain spaces, newlines or special characters.");
+        return;
+      }
+      has_name = true;
+      ++j;
+    } else {
+      ctx.reply.Error("ERR Syntax error in HELLO option '" + std::string(opt) + "'");
+      return;
+    }
+  }
+  if (has_auth) {
+    if (!CheckCredentials(ctx, user, pass)) {
+      ctx.reply.Error(kWrongPass);
+      return;
+    }
+    ctx.client.authenticated = true;
+  }
+  if (!ctx.client.authenticated) {
+    ctx.reply.Error(
+        "NOAUTH HELLO must be called with the client already authenticated, otherwise the "
+        "HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and "
+        "select the RESP protocol version at the same time");
+    return;
+  }
+  if (has_name) ctx.client.name = std::string(name);
+  if (version != 0) ctx.client.resp = static_cast<int>(version);
+
+  // The reply uses the protocol just selected.
+  resp::ReplyWriter w(ctx.reply.buffer(), ctx.client.resp);
+  w.Map(7);
+  w.Bulk("server");
+  w.Bulk("redis");
+  w.Bulk("version");
+  w.Bulk(kRedisCompatVersion);
+  w.Bulk("proto");
+  w.Int(ctx.client.resp);
+  w.Bulk("id");
+  w.Int(static_cast<int64_t>(ctx.client.id()));
+  w.Bulk("mode");
+  w.Bulk("standalone");
+  w.Bulk("role");
+  w.Bulk("master");
+  w.Bulk("modules");
+  w.Array(0);
+}
+
+void Auth(CommandContext& ctx) {
+  if (ctx.argv.size() > 3) {
+    ctx.reply.Error(kSyntaxError);
+    return;
+  }
+  std::string_view user = "default", pass;
+  if (ctx.argv.size() == 2) {
+    if (ctx.server.config().requirepass.empty()) {
+      ctx.reply.Error(
+          "ERR AUTH <password> called without any password configured for the default user. "
+          "Are you sure your configuration is correct?");
+      return;
+    }
+    pass = ctx.argv[1];
+  } else {
+    user = ctx.argv[1];
+    pass = ctx.argv[2];
+  }
+  if (!CheckCredentials(ctx, user, pass)) {
+    ctx.reply.Error(kWrongPass);
+    return;
+  }
+  ctx.client.authenticated = true;
+  ctx.reply.Ok();
+}
+
+void Select(CommandContext& ctx) {
+  auto index = IntArgOrReply(ctx, ctx.argv[1]);
+  if (!index) return;
+  if (*index != 0) {
+    // One keyspace: a lock server has no use for numbered databases.
+    ctx.reply.Error("ERR DB index is out of range");
+    return;
+  }
+  ctx.reply.Ok();
+}
+
+void ClientId(CommandContext& ctx) { ctx.reply.Int(static_cast<int64_t>(ctx.client.id())); }
+
+void ClientSetName(CommandContext& ctx) {
+  if (!ValidName(ctx.argv[2])) {
+    ctx.reply.Error("ERR Client names cannot contain spaces, newlines or special characters.");
+    return;
+  }
+  ctx.client.name = std::string(ctx.argv[2]);
+  ctx.reply.Ok();
+}
+
+void ClientGetName(CommandContext& ctx) {
+  if (ctx.client.name.empty()) {
+    ctx.reply.Null();
+  } else {
+    ctx.reply.Bulk(ctx.client.name);
+  }
+}
+
+void ClientList(CommandContext& ctx) {
+  // CLIENT LIST [TYPE normal] [ID id …]
+  std::vector<uint64_t> ids;
+  bool only_ids = false;
+  for (size_t j = 2; j < ctx.argv.size(); ++j) {
+    if (EqualsIgnoreCase(ctx.argv[j], "TYPE") && j + 1 < ctx.argv.size()) {
+      std::string_view type = ctx.argv[++j];
+      if (EqualsIgnoreCase(type, "normal")) continue;
+      if (EqualsIgnoreCase(type, "master") || EqualsIgnoreCase(type, "replica") ||
+          EqualsIgnoreCase(type, "slave") || EqualsIgnoreCase(type, "pubsub")) {
+        ctx.reply.Verbatim("txt", "");
+        return;
+      }
+      ctx.reply.Error("ERR Unknown client type '" + std::string(type) + "'");
+      return;
+    }
+    if (EqualsIgnoreCase(ctx.argv[j], "ID") && j + 1 < ctx.argv.size()) {
+      only_ids = true;
+      for (++j; j < ctx.argv.size(); ++j) {
+        auto id = ParseInt64(ctx.argv[j]);
+        if (!id || *id <= 0) {
+          ctx.reply.Error("ERR Invalid client ID");
+          return;
+        }
+        ids.push_back(static_cast<uint64_t>(*id));
+      }
+      break;
+    }
+    ctx.reply.Error(kSyntaxError);
+    return;
+  }
+  std::string out;
+  // Oldest first, as Redis lists them.
+  std::vector<Connection*> clients;
+  ctx.server.ForEachClient([&](Connection& c) { clients.push_back(&c); });
+  for (auto it = clients.rbegin(); it != clients.rend(); ++it) {
+    Connection& c = **it;
+    if (c.closing()) continue;
+    if (only_ids && std::find(ids.begin(), ids.end(), c.id()) == ids.end()) continue;
+    out += ClientLine(ctx.server, c);
+  }
+  ctx.reply.Verbatim("txt", out);
+}
+
+void ClientInfo(CommandContext& ctx) {
+  ctx.reply.Verbatim("txt", ClientLine(ctx.server, ctx.client));
+}
+
+void ClientSetInfo(CommandContext& ctx) {
+  std::string_view attr = ctx.argv[2], value = ctx.argv[3];
+  bool is_name = EqualsIgnoreCase(attr, "LIB-NAME");
+  if (!is_name && !EqualsIgnoreCase(attr, "LIB-VER")) {
+    ctx.reply.Error("ERR Unrecognized option '" + std::string(attr) + "'");
+    return;
+  }
+  if (!ValidName(value)) {
+    ctx.reply.Error("ERR " + ToLower(attr) + " cannot contain spaces, newlines or special characters.");
+    return;
+  }
+  (is_name ? ctx.client.lib_name : ctx.client.lib_ver) = std::string(value);
+  ctx.reply.Ok();
+}
+
+void ClientKill(CommandContext& ctx) {
+  // Old form: CLIENT KILL ip:port → +OK or an error.
+  if (ctx.argv.size() == 3) {
+    Connection* target = nullptr;
+    ctx.server.ForEachClient([&](Connection& c) {
+      if (!c.closing() && c.addr == ctx.argv[2]) target = &c;
+    });
+    if (target == nullptr) {
+      ctx.reply.Error("ERR No such client");
+      return;
+    }
+    ctx.reply.Ok();
+    if (target == &ctx.client) {
+      target->CloseAfterReply();
+    } else {
+      target->Close();
+    }
+    return;
+  }
+  // New form: CLIENT KILL <filter> <value> … → number killed.
+  if (ctx.argv.size() % 2 != 0) {
+    ctx.reply.Error(kSyntaxError);
+    return;
+  }
+  std::optional<uint64_t> id;
+  std::optional<std::string_view> addr, laddr;
+  bool skipme = true;
+  for (size_t j = 2; j + 1 < ctx.argv.size(); j += 2) {
+    std::string_view f = ctx.argv[j], v = ctx.argv[j + 1];
+    if (EqualsIgnoreCase(f, "ID")) {
+      auto n = ParseInt64(v);
+      if (!n || *n <= 0) {
+        ctx.reply.Error("ERR client-id should be greater than 0");
+        return;
+      }
+      id = static_cast<uint64_t>(*n);
+    } else if (EqualsIgnoreCase(f, "ADDR")) {
+      addr = v;
+    } else if (EqualsIgnoreCase(f, "LADDR")) {
+      laddr = v;
+    } else if (EqualsIgnoreCase(f, "SKIPME")) {
+      if (EqualsIgnoreCase(v, "yes")) {
+        skipme = true;
+      } else if (EqualsIgnoreCase(v, "no")) {
+        skipme = false;
+      } else {
+        ctx.reply.Error(kSyntaxError);
+        return;
+      }
+    } else if (EqualsIgnoreCase(f, "TYPE")) {
+      if (!EqualsIgnoreCase(v, "normal")) {
+        ctx.reply.Int(0);
+        return;
+      }
+    } else {
+      ctx.reply.Error(kSyntaxError);
+      return;
+    }
+  }
+  int64_t killed = 0;
+  bool kill_self = false;
+  ctx.server.ForEachClient([&](Connection& c) {
+    if (c.closing()) return;
+    if (id && c.id() != *id) return;
+    if (addr && c.addr != *addr) return;
+    if (laddr && c.laddr != *laddr) return;
+    if (&c == &ctx.client) {
+      if (skipme) return;
+      kill_self = true;
+    } else {
+      c.Close();
+    }
+    ++killed;
+  });
+  ctx.reply.Int(killed);
+  if (kill_self) ctx.client.CloseAfterReply();
+}
+
+void ClientNoEvict(CommandContext& ctx) {
+  if (EqualsIgnoreCase(ctx.argv[2], "on") || EqualsIgnoreCase(ctx.argv[2], "off")) {
+    ctx.reply.Ok();  // latch never evicts keys
+  } else {
+    ctx.reply.Error(kSyntaxError);
+  }
+}
+
+void ClientHelp(CommandContext& ctx) {
+  static const char* kLines[] = {
+      "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "GETNAME",
+      "    Return the name of the current connection.",
+      "ID",
+      "    Return the ID of the current connection.",
+      "INFO",
+      "    Return information about the current client connection.",
+      "KILL <ip:port>",
+      "    Kill connection made from <ip:port>.",
+      "KILL <option> <value> [<option> <value> [...]]",
+      "    Kill connections. Options are: ID <client-id>, ADDR <ip:port>, LADDR <ip:port>,",
+      "    TYPE normal, SKIPME (YES|NO).",
+      "LIST [TYPE normal] [ID <client-id> [<client-id> ...]]",
+      "    Return information about client connections.",
+      "NO-EVICT (ON|OFF)",
+      "    Accepted for compatibility: latch never evicts.",
+      "SETINFO <LIB-NAME|LIB-VER> <value>",
+      "    Record the client library's name or version.",
+      "SETNAME <name>",
+      "    Assign the name <name> to the current connection.",
+      "HELP",
+      "    Print this help.",
+  };
+  ctx.reply.Array(std::size(kLines));
+  for (const char* l : kLines) ctx.reply.Simple(l);
+}
+
+}  // namespace latch::commands

@@ -1,0 +1,469 @@
+// Server commands: DBSIZE, FLUSHALL/FLUSHDB, TIME, INFO, CONFIG, COMMAND,
+// SHUTDOWN.
+#include <malloc.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <fstream>
+
+#include "server/commands/common.h"
+#include "server/connection.h"
+#include "server/effects.h"
+#include "server/keyspace.h"
+#include "server/log.h"
+#include "server/server.h"
+
+namespace latch::commands {
+
+void DbSize(CommandContext& ctx) { ctx.reply.Int(static_cast<int64_t>(ctx.db.size())); }
+
+void FlushAll(CommandContext& ctx) {
+  if (ctx.argv.size() > 2 ||
+      (ctx.argv.size() == 2 && !EqualsIgnoreCase(ctx.argv[1], "ASYNC") &&
+       !EqualsIgnoreCase(ctx.argv[1], "SYNC"))) {
+    ctx.reply.Error(kSyntaxError);
+    return;
+  }
+  ctx.db.Clear();
+  ctx.effects.FlushAll();
+  ctx.reply.Ok();
+}
+
+void Time(CommandContext& ctx) {
+  int64_t us = ctx.server.clock().WallUs();
+  ctx.reply.Array(2);
+  ctx.reply.Bulk(std::to_string(us / 1'000'000));
+  ctx.reply.Bulk(std::to_string(us % 1'000'000));
+}
+
+// ---------------------------------------------------------------- INFO
+
+namespace {
+
+std::string HumanBytes(uint64_t n) {
+  char buf[32];
+  double d = static_cast<double>(n);
+  if (n < 1024) {
+    std::snprintf(buf, sizeof(buf), "%" PRIu64 "B", n);
+  } else if (n < 1024 * 1024) {
+    std::snprintf(buf, sizeof(buf), "%.2fK", d / 1024);
+  } else if (n < 1024ULL * 1024 * 1024) {
+    std::snprintf(buf, sizeof(buf), "%.2fM", d / (1024 * 1024));
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.2fG", d / (1024.0 * 1024 * 1024));
+  }
+  return buf;
+}
+
+uint64_t RssBytes() {
+  std::ifstream statm("/proc/self/statm");
+  uint64_t size = 0, resident = 0;
+  statm >> size >> resident;
+  return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+}
+
+// The INFO text, section by section, with Redis's field names where they
+// apply. Each section is a function of the server state, nothing cached.
+class InfoBuilder {
+ public:
+  explicit InfoBuilder(CommandContext& ctx) : ctx_(ctx), s_(ctx.server) {}
+
+  std::string Build(const std::vector<std::string>& wanted) {
+    bool all = wanted.empty();
+    auto want = [&](std::string_view name, bool in_default) {
+      if (all) return in_default;
+      for (const std::string& w : wanted) {
+        if (w == name || w == "all" || w == "everything" || (w == "default" && in_default)) {
+          return true;
+        }
+      }
+      return false;
+    };
+    if (want("server", true)) ServerSection();
+    if (want("clients", true)) ClientsSection();
+    if (want("memory", true)) MemorySection();
+    if (want("persistence", true)) PersistenceSection();
+    if (want("stats", true)) StatsSection();
+    if (want("replication", true)) ReplicationSection();
+    if (want("cpu", true)) CpuSection();
+    if (want("latch", true)) LatchSection();
+    if (want("keyspace", true)) KeyspaceSection();
+    return out_;
+  }
+
+ private:
+  void Section(const char* title) {
+    if (!out_.empty()) out_ += "\r\n";
+    out_ += "# ";
+    out_ += title;
+    out_ += "\r\n";
+  }
+  void Field(std::string_view name, const std::string& value) {
+    out_.append(name);
+    out_ += ":";
+    out_ += value;
+    out_ += "\r\n";
+  }
+  void Field(std::string_view name, int64_t value) { Field(name, std::to_string(value)); }
+  void Field(std::string_view name, uint64_t value) { Field(name, std::to_string(value)); }
+
+  void ServerSection() {
+    Section("Server");
+    utsname u{};
+    uname(&u);
+    int64_t uptime = (ctx_.now.mono - s_.start_mono_ms()) / 1000;
+    Field("redis_version", std::string(kRedisCompatVersion));
+    Field("latch_version", std::string(kLatchVersion));
+    Field("redis_git_sha1", std::string("00000000"));
+    Field("redis_git_dirty", int64_t{0});
+    Field("redis_mode", std::string("standalone"));
+    Field("os", std::string(u.sysname) + " " + u.release + " " + u.machine);
+    Field("arch_bits", int64_t{64});
+    Field("monotonic_clock", std::string("POSIX clock_gettime"));
+    Field("multiplexing_api", std::string("libuv ") + uv_version_string());
+    Field("gcc_version", std::to_string(__GNUC__) + "." + std::to_string(__GNUC_MINOR__) + "." +
+                             std::to_string(__GNUC_PATCHLEVEL__));
+    Field("process_id", static_cast<int64_t>(getpid()));
+    Field("process_supervised", std::string("no"));
+    Field("run_id", s_.run_id());
+    Field("tcp_port", s_.config().port);
+    Field("server_time_usec", s_.clock().WallUs());
+    Field("uptime_in_seconds", uptime);
+    Field("uptime_in_days", uptime / 86400);
+    Field("hz", s_.config().hz);
+    Field("configured_hz", s_.config().hz);
+    char exe[4096] = {};
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    Field("executable", n > 0 ? std::string(exe, static_cast<size_t>(n)) : std::string());
+    Field("config_file", s_.config().config_file);
+    Field("io_threads_active", int64_t{0});
+  }
+
+  void ClientsSection() {
+    Section("Clients");
+    size_t max_in = 0, max_out = 0;
+    s_.ForEachClient([&](Connection& c) {
+      max_in = std::max(max_in, c.query_buffer_size());
+      max_out = std::max(max_out, c.pending_output());
+    });
+    Field("connected_clients", static_cast<uint64_t>(s_.connected_clients()));
+    Field("cluster_connections", int64_t{0});
+    Field("maxclients", s_.config().maxclients);
+    Field("client_recent_max_input_buffer", static_cast<uint64_t>(max_in));
+    Field("client_recent_max_output_buffer", static_cast<uint64_t>(max_out));
+    Field("blocked_clients", int64_t{0});
+    Field("tracking_clients", int64_t{0});
+    Field("clients_in_timeout_table", int64_t{0});
+  }
+
+  void MemorySection() {
+    Section("Memory");
+    struct mallinfo2 mi = mallinfo2();
+    uint64_t used = mi.uordblks + mi.hblkhd;
+    uint64_t rss = RssBytes();
+    Field("used_memory", used);
+    Field("used_memory_human", HumanBytes(used));
+    Field("used_memory_rss", rss);
+    Field("used_memory_rss_human", HumanBytes(rss));
+    Field("used_memory_dataset", static_cast<uint64_t>(s_.db().memory_bytes()));
+    Field("maxmemory", int64_t{0});
+    Field("maxmemory_human", std::string("0B"));
+    Field("maxmemory_policy", std::string("noeviction"));
+    Field("mem_fragmentation_ratio",
+          used ? std::to_string(static_cast<double>(rss) / static_cast<double>(used))
+               : std::string("0"));
+    Field("mem_allocator", std::string("libc"));
+  }
+
+  void PersistenceSection() {
+    Section("Persistence");
+    Field("loading", int64_t{0});
+    Field("async_loading", int64_t{0});
+    Field("rdb_changes_since_last_save", s_.effects().count());
+    Field("rdb_bgsave_in_progress", int64_t{0});
+    Field("rdb_last_bgsave_status", std::string("ok"));
+    Field("aof_enabled", int64_t{0});
+    Field("aof_rewrite_in_progress", int64_t{0});
+    Field("aof_rewrite_scheduled", int64_t{0});
+    Field("aof_last_bgrewrite_status", std::string("ok"));
+    Field("aof_last_write_status", std::string("ok"));
+  }
+
+  void StatsSection() {
+    Section("Stats");
+    const Stats& st = s_.stats();
+    Field("total_connections_received", st.total_connections_received);
+    Field("total_commands_processed", st.total_commands_processed);
+    Field("instantaneous_ops_per_sec", st.InstantaneousOps());
+    Field("total_net_input_bytes", st.total_net_input_bytes);
+    Field("total_net_output_bytes", st.total_net_output_bytes);
+    Field("rejected_connections", st.rejected_connections);
+    Field("expired_keys", st.expired_keys);
+    Field("evicted_keys", int64_t{0});
+    Field("keyspace_hits", st.keyspace_hits);
+    Field("keyspace_misses", st.keyspace_misses);
+    Field("total_error_replies", st.total_error_replies);
+  }
+
+  void ReplicationSection() {
+    Section("Replication");
+    Field("role", std::string("master"));
+    Field("connected_slaves", int64_t{0});
+  }
+
+  void CpuSection() {
+    Section("CPU");
+    rusage self{};
+    getrusage(RUSAGE_SELF, &self);
+    auto secs = [](const timeval& tv) {
+      char buf[32];
+      std::snprintf(buf, sizeof(buf), "%ld.%06ld", static_cast<long>(tv.tv_sec),
+                    static_cast<long>(tv.tv_usec));
+      return std::string(buf);
+    };
+    Field("used_cpu_sys", secs(self.ru_stime));
+    Field("used_cpu_user", secs(self.ru_utime));
+  }
+
+  void LatchSection() {
+    Section("Latch");
+    Field("max_lock_ttl", s_.config().max_lock_ttl);
+    Field("keys_with_ttl", static_cast<uint64_t>(s_.db().keys_with_deadline()));
+  }
+
+  void KeyspaceSection() {
+    Section("Keyspace");
+    if (s_.db().size() > 0) {
+      out_ += "db0:keys=" + std::to_string(s_.db().size()) +
+              ",expires=" + std::to_string(s_.db().keys_with_deadline()) + ",avg_ttl=0\r\n";
+    }
+  }
+
+  CommandContext& ctx_;
+  Server& s_;
+  std::string out_;
+};
+
+}  // namespace
+
+void Info(CommandContext& ctx) {
+  std::vector<std::string> sections;
+  for (size_t i = 1; i < ctx.argv.size(); ++i) sections.push_back(ToLower(ctx.argv[i]));
+  ctx.reply.Verbatim("txt", InfoBuilder(ctx).Build(sections));
+}
+
+// ---------------------------------------------------------------- CONFIG
+
+void ConfigGet(CommandContext& ctx) {
+  std::vector<std::pair<std::string, std::string>> found;
+  for (const ConfigParam& p : ConfigParams()) {
+    for (size_t i = 2; i < ctx.argv.size(); ++i) {
+      if (GlobMatch(ctx.argv[i], p.name, true)) {
+        found.emplace_back(p.name, p.get(ctx.server.config()));
+        break;
+      }
+    }
+  }
+  ctx.reply.Map(found.size());
+  for (const auto& [name, value] : found) {
+    ctx.reply.Bulk(name);
+    ctx.reply.Bulk(value);
+  }
+}
+
+void ConfigSet(CommandContext& ctx) {
+  // CONFIG SET name value [name value …]: all or nothing.
+  if (ctx.argv.size() % 2 != 0) {
+    ctx.reply.Error("ERR wrong number of arguments for 'config|set' command");
+    return;
+  }
+  std::vector<const ConfigParam*> params;
+  for (size_t i = 2; i < ctx.argv.size(); i += 2) {
+    const ConfigParam* p = FindConfigParam(ctx.argv[i]);
+    if (p == nullptr) {
+      ctx.reply.Error("ERR Unknown option or number of arguments for CONFIG SET - '" +
+                      std::string(ctx.argv[i]) + "'");
+      return;
+    }
+    auto fail = [&](const std::string& why) {
+      ctx.reply.Error("ERR CONFIG SET failed (possibly related to argument '" +
+                      std::string(ctx.argv[i]) + "') - " + why);
+    };
+    if (!p->mutable_at_runtime) {
+      fail("can't set immutable config");
+      return;
+    }
+    if (std::find(params.begin(), params.end(), p) != params.end()) {
+      fail("duplicate parameter");
+      return;
+    }
+    params.push_back(p);
+  }
+  Config updated = ctx.server.config();
+  for (size_t k = 0; k < params.size(); ++k) {
+    std::string_view value = ctx.argv[3 + 2 * k];
+    std::vector<std::string> words;
+    if (params[k]->arity == -1) {
+      words = SplitArgs(value).value_or(std::vector<std::string>{});
+      if (words.empty()) words.push_back("");
+    } else {
+      words.emplace_back(value);
+    }
+    if (auto err = params[k]->set(updated, words)) {
+      ctx.reply.Error("ERR CONFIG SET failed (possibly related to argument '" +
+                      std::string(ctx.argv[2 + 2 * k]) + "') - " + *err);
+      return;
+    }
+  }
+  ctx.server.config() = std::move(updated);
+  for (const ConfigParam* p : params) {
+    log::Notice("CONFIG SET {} = {}", p->name,
+                p->name == "requirepass" ? std::string("(hidden)") : p->get(ctx.server.config()));
+    ctx.server.ApplyConfigChange(p->name);
+  }
+  ctx.reply.Ok();
+}
+
+void ConfigResetStat(CommandContext& ctx) {
+  Stats& st = ctx.server.stats();
+  st = Stats{};
+  ctx.reply.Ok();
+}
+
+void ConfigHelp(CommandContext& ctx) {
+  static const char* kLines[] = {
+      "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "GET <pattern>",
+      "    Return parameters matching the glob-like <pattern> and their values.",
+      "SET <directive> <value>",
+      "    Set the configuration <directive> to <value>.",
+      "RESETSTAT",
+      "    Reset statistics reported by the INFO command.",
+      "HELP",
+      "    Print this help.",
+  };
+  ctx.reply.Array(std::size(kLines));
+  for (const char* l : kLines) ctx.reply.Simple(l);
+}
+
+// ---------------------------------------------------------------- COMMAND
+
+void Command(CommandContext& ctx) {
+  const auto& all = CommandTable::Get().commands();
+  ctx.reply.Array(all.size());
+  for (const CommandSpec& c : all) CommandTable::WriteInfo(c, ctx.reply);
+}
+
+void CommandCount(CommandContext& ctx) {
+  ctx.reply.Int(static_cast<int64_t>(CommandTable::Get().commands().size()));
+}
+
+void CommandInfo(CommandContext& ctx) {
+  if (ctx.argv.size() == 2) {
+    Command(ctx);
+    return;
+  }
+  ctx.reply.Array(ctx.argv.size() - 2);
+  for (size_t i = 2; i < ctx.argv.size(); ++i) {
+    const CommandSpec* c = CommandTable::Get().Find(ctx.argv[i]);
+    if (c == nullptr) {
+      ctx.reply.NullArray();
+    } else {
+      CommandTable::WriteInfo(*c, ctx.reply);
+    }
+  }
+}
+
+void CommandDocs(CommandContext& ctx) {
+  std::vector<const CommandSpec*> list;
+  if (ctx.argv.size() == 2) {
+    for (const CommandSpec& c : CommandTable::Get().commands()) list.push_back(&c);
+  } else {
+    for (size_t i = 2; i < ctx.argv.size(); ++i) {
+      if (const CommandSpec* c = CommandTable::Get().Find(ctx.argv[i])) list.push_back(c);
+    }
+  }
+  ctx.reply.Map(list.size());
+  for (const CommandSpec* c : list) {
+    ctx.reply.Bulk(c->name);
+    CommandTable::WriteDocs(*c, ctx.reply);
+  }
+}
+
+void CommandList(CommandContext& ctx) {
+  // COMMAND LIST [FILTERBY MODULE m | ACLCAT cat | PATTERN p]
+  std::string_view kind, arg;
+  if (ctx.argv.size() == 5 && EqualsIgnoreCase(ctx.argv[2], "FILTERBY")) {
+    kind = ctx.argv[3];
+    arg = ctx.argv[4];
+    if (!EqualsIgnoreCase(kind, "MODULE") && !EqualsIgnoreCase(kind, "ACLCAT") &&
+        !EqualsIgnoreCase(kind, "PATTERN")) {
+      ctx.reply.Error(kSyntaxError);
+      return;
+    }
+  } else if (ctx.argv.size() != 2) {
+    ctx.reply.Error(kSyntaxError);
+    return;
+  }
+  std::vector<std::string> names;
+  auto consider = [&](const CommandSpec& c) {
+    if (kind.empty()) {
+      names.push_back(c.fullname);
+    } else if (EqualsIgnoreCase(kind, "PATTERN")) {
+      if (GlobMatch(arg, c.fullname, true)) names.push_back(c.fullname);
+    } else if (EqualsIgnoreCase(kind, "ACLCAT")) {
+      for (const std::string& cat : c.acl_categories) {
+        if (EqualsIgnoreCase(cat, arg)) names.push_back(c.fullname);
+      }
+    }
+  };
+  for (const CommandSpec& c : CommandTable::Get().commands()) {
+    consider(c);
+    for (const CommandSpec& s : c.subcommands) consider(s);
+  }
+  ctx.reply.Array(names.size());
+  for (const std::string& n : names) ctx.reply.Bulk(n);
+}
+
+void CommandHelp(CommandContext& ctx) {
+  static const char* kLines[] = {
+      "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "(no subcommand)",
+      "    Return details about all commands.",
+      "COUNT",
+      "    Return the total number of commands in this server.",
+      "LIST [FILTERBY (MODULE <module-name>|ACLCAT <category>|PATTERN <pattern>)]",
+      "    Return a list of all commands in this server.",
+      "INFO [<command-name> ...]",
+      "    Return details about the given commands, or all of them.",
+      "DOCS [<command-name> ...]",
+      "    Return documentation details about the given commands, or all of them.",
+      "HELP",
+      "    Print this help.",
+  };
+  ctx.reply.Array(std::size(kLines));
+  for (const char* l : kLines) ctx.reply.Simple(l);
+}
+
+// ---------------------------------------------------------------- SHUTDOWN
+
+void Shutdown(CommandContext& ctx) {
+  // SHUTDOWN [NOSAVE | SAVE] [NOW] [FORCE]. latch has no snapshots: SAVE and
+  // NOSAVE both mean "stop now"; the log is flushed and fsynced either way,
+  // since every write it holds was acknowledged to a client.
+  for (size_t i = 1; i < ctx.argv.size(); ++i) {
+    std::string_view a = ctx.argv[i];
+    if (!EqualsIgnoreCase(a, "NOSAVE") && !EqualsIgnoreCase(a, "SAVE") &&
+        !EqualsIgnoreCase(a, "NOW") && !EqualsIgnoreCase(a, "FORCE")) {
+      ctx.reply.Error(kSyntaxError);
+      return;
+    }
+  }
+  // Like Redis, no reply on success: the connection closes as the server exits.
+  ctx.server.RequestShutdown();
+}
+
+}  // namespace latch::commands

@@ -1,0 +1,302 @@
+// String commands: SET, SETNX, GET, DEL, EXISTS, and the compare-and-delete
+// family (DELIFEQ, DELEX, DIGEST).
+//
+// These are the lock primitives. Acquire is `SET lock token NX PX ttl`: one
+// command, so the key and its TTL appear together or not at all (the bug of
+// SETNX followed by EXPIRE). Release is `DELIFEQ lock token` (or
+// `DELEX lock IFEQ token`): compare and delete in one command, so a holder
+// whose lease already expired cannot delete the next holder's lock — the race
+// Redis users close with a Lua script. Renewal is
+// `SET lock token IFEQ token PX ttl`.
+#include <xxhash.h>
+
+#include <cstdio>
+
+#include "server/commands/common.h"
+#include "server/effects.h"
+#include "server/keyspace.h"
+#include "server/server.h"
+
+namespace latch::commands {
+
+namespace {
+
+enum class Condition { kNone, kNx, kXx, kIfEq, kIfNe, kIfDeq, kIfDne };
+enum class ExpireKind { kNone, kEx, kPx, kExAt, kPxAt, kKeepTtl };
+
+// SET's arguments after parsing, before anything is applied.
+struct SetArgs {
+  std::string_view key, value;
+  Condition condition = Condition::kNone;
+  std::string_view match;  // operand of IFEQ/IFNE/IFDEQ/IFDNE
+  bool get = false;
+  ExpireKind expire = ExpireKind::kNone;
+  std::string_view expire_arg;
+};
+
+bool IsWord(std::string_view arg, std::string_view word) { return EqualsIgnoreCase(arg, word); }
+
+// Parses SET's options with Redis's rules: case-insensitive, any order,
+// repeated identical flags allowed, conflicting ones a syntax error. Only the
+// shape is checked here; the expire value is validated afterwards, as Redis
+// does (so `EX abc XY` is a syntax error, not an integer error).
+std::optional<SetArgs> ParseSet(std::span<const std::string_view> argv) {
+  SetArgs a;
+  a.key = argv[1];
+  a.value = argv[2];
+  auto is_time = [&] { return a.expire != ExpireKind::kNone && a.expire != ExpireKind::kKeepTtl; };
+  for (size_t j = 3; j < argv.size(); ++j) {
+    std::string_view opt = argv[j];
+    bool has_next = j + 1 < argv.size();
+    bool cond_free = a.condition == Condition::kNone;
+    if (IsWord(opt, "NX") && (cond_free || a.condition == Condition::kNx)) {
+      a.condition = Condition::kNx;
+    } else if (IsWord(opt, "XX") && (cond_free || a.condition == Condition::kXx)) {
+      a.condition = Condition::kXx;
+    } else if ((IsWord(opt, "IFEQ") || IsWord(opt, "IFNE") || IsWord(opt, "IFDEQ") ||
+                IsWord(opt, "IFDNE")) &&
+               cond_free && has_next) {
+      a.condition = IsWord(opt, "IFEQ")   ? Condition::kIfEq
+                    : IsWord(opt, "IFNE") ? Condition::kIfNe
+                    : IsWord(opt, "IFDEQ") ? Condition::kIfDeq
+                                           : Condition::kIfDne;
+      a.match = argv[++j];
+    } else if (IsWord(opt, "GET")) {
+      a.get = true;
+    } else if (IsWord(opt, "KEEPTTL") && !is_time()) {
+      a.expire = ExpireKind::kKeepTtl;
+    } else if ((IsWord(opt, "EX") || IsWord(opt, "PX") || IsWord(opt, "EXAT") ||
+                IsWord(opt, "PXAT")) &&
+               has_next) {
+      ExpireKind kind = IsWord(opt, "EX")   ? ExpireKind::kEx
+                        : IsWord(opt, "PX") ? ExpireKind::kPx
+                        : IsWord(opt, "EXAT") ? ExpireKind::kExAt
+                                              : ExpireKind::kPxAt;
+      // The same unit twice is allowed (the last one wins); two different
+      // ones, or one with KEEPTTL, are not.
+      if (a.expire != ExpireKind::kNone && a.expire != kind) return std::nullopt;
+      a.expire = kind;
+      a.expire_arg = argv[++j];
+    } else {
+      return std::nullopt;
+    }
+  }
+  return a;
+}
+
+// The value's XXH3-64 digest as 16 lower-case hex digits (DIGEST, IFDEQ).
+std::string DigestOf(std::string_view value) {
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx",
+                static_cast<unsigned long long>(XXH3_64bits(value.data(), value.size())));
+  return std::string(buf, 16);
+}
+
+bool DigestMatches(std::string_view value, std::string_view digest) {
+  return EqualsIgnoreCase(DigestOf(value), digest);
+}
+
+constexpr std::string_view kDigestLengthError = "ERR must be exactly 16 hexadecimal characters";
+
+// Resolves SET's expiry to a deadline. Returns false after replying with an
+// error. On success *deadline is the monotonic deadline (kNoDeadline when
+// none) and *unix_ms the same instant on the wall clock, for the log.
+bool ResolveSetExpiry(CommandContext& ctx, const SetArgs& a, int64_t* deadline,
+                      int64_t* unix_ms) {
+  *deadline = kNoDeadline;
+  *unix_ms = 0;
+  if (a.expire == ExpireKind::kNone || a.expire == ExpireKind::kKeepTtl) return true;
+  auto v = IntArgOrReply(ctx, a.expire_arg);
+  if (!v) return false;
+  int64_t ms = *v;
+  bool seconds = a.expire == ExpireKind::kEx || a.expire == ExpireKind::kExAt;
+  if (ms <= 0 || (seconds && ms > INT64_MAX / 1000)) {
+    ReplyInvalidExpire(ctx, "set");
+    return false;
+  }
+  if (seconds) ms *= 1000;
+  bool relative = a.expire == ExpireKind::kEx || a.expire == ExpireKind::kPx;
+  if (relative) {
+    if (ms > INT64_MAX - ctx.now.wall_ms) {
+      ReplyInvalidExpire(ctx, "set");
+      return false;
+    }
+    *unix_ms = ctx.now.wall_ms + ms;
+    *deadline = ctx.now.mono + ms;
+  } else {
+    // An absolute time is converted to the monotonic clock once, here.
+    *unix_ms = ms;
+    *deadline = ctx.now.MonoFromWall(ms);
+  }
+  return true;
+}
+
+}  // namespace
+
+void Set(CommandContext& ctx) {
+  auto args = ParseSet(ctx.argv);
+  if (!args) {
+    ctx.reply.Error(kSyntaxError);
+    return;
+  }
+  const SetArgs& a = *args;
+  int64_t deadline, unix_ms;
+  if (!ResolveSetExpiry(ctx, a, &deadline, &unix_ms)) return;
+
+  const Keyspace::Entry* old = ctx.db.Find(a.key, ctx.now.mono);
+  if ((a.condition == Condition::kIfDeq || a.condition == Condition::kIfDne) && old != nullptr &&
+      a.match.size() != 16) {
+    ctx.reply.Error(kDigestLengthError);
+    return;
+  }
+  // With GET the reply is the previous value, whether or not the SET happens.
+  if (a.get) {
+    if (old != nullptr) {
+      ctx.reply.Bulk(old->value());
+    } else {
+      ctx.reply.Null();
+    }
+  }
+
+  bool allowed = true;
+  switch (a.condition) {
+    case Condition::kNone: break;
+    case Condition::kNx: allowed = old == nullptr; break;
+    case Condition::kXx: allowed = old != nullptr; break;
+    case Condition::kIfEq: allowed = old != nullptr && old->value() == a.match; break;
+    case Condition::kIfNe: allowed = old == nullptr || old->value() != a.match; break;
+    case Condition::kIfDeq: allowed = old != nullptr && DigestMatches(old->value(), a.match); break;
+    case Condition::kIfDne:
+      allowed = old == nullptr || !DigestMatches(old->value(), a.match);
+      break;
+  }
+  if (!allowed) {
+    if (!a.get) ctx.reply.Null();
+    return;
+  }
+
+  bool keep_ttl = a.expire == ExpireKind::kKeepTtl;
+  if (keep_ttl && old != nullptr && old->has_deadline()) {
+    unix_ms = ctx.now.WallFromMono(old->deadline);
+  }
+  if (deadline != kNoDeadline && ctx.now.mono > deadline) {
+    // Already in the past (an EXAT/PXAT before now): the key ends up
+    // deleted, and that is what the log records.
+    if (old != nullptr) {
+      ctx.db.Erase(a.key);
+      ctx.effects.Del(a.key);
+    }
+  } else {
+    ctx.db.Set(a.key, a.value, deadline, keep_ttl);
+    ctx.effects.Set(a.key, a.value, unix_ms);
+  }
+  if (!a.get) ctx.reply.Ok();
+}
+
+void SetNx(CommandContext& ctx) {
+  if (ctx.db.Find(ctx.argv[1], ctx.now.mono) != nullptr) {
+    ctx.reply.Int(0);
+    return;
+  }
+  ctx.db.Set(ctx.argv[1], ctx.argv[2], kNoDeadline);
+  ctx.effects.Set(ctx.argv[1], ctx.argv[2], 0);
+  ctx.reply.Int(1);
+}
+
+void Get(CommandContext& ctx) {
+  const Keyspace::Entry* e = ctx.db.Find(ctx.argv[1], ctx.now.mono);
+  Stats& stats = ctx.server.stats();
+  if (e == nullptr) {
+    ++stats.keyspace_misses;
+    ctx.reply.Null();
+    return;
+  }
+  ++stats.keyspace_hits;
+  ctx.reply.Bulk(e->value());
+}
+
+void Del(CommandContext& ctx) {
+  int64_t removed = 0;
+  for (size_t i = 1; i < ctx.argv.size(); ++i) {
+    // Find first: an expired key is removed by expiry (and logged as such),
+    // and does not count as deleted here.
+    if (ctx.db.Find(ctx.argv[i], ctx.now.mono) == nullptr) continue;
+    ctx.db.Erase(ctx.argv[i]);
+    ctx.effects.Del(ctx.argv[i]);
+    ++removed;
+  }
+  ctx.reply.Int(removed);
+}
+
+void Exists(CommandContext& ctx) {
+  int64_t count = 0;
+  for (size_t i = 1; i < ctx.argv.size(); ++i) {
+    if (ctx.db.Find(ctx.argv[i], ctx.now.mono) != nullptr) ++count;
+  }
+  ctx.reply.Int(count);
+}
+
+void DelIfEq(CommandContext& ctx) {
+  std::string_view key = ctx.argv[1];
+  const Keyspace::Entry* e = ctx.db.Find(key, ctx.now.mono);
+  if (e == nullptr || e->value() != ctx.argv[2]) {
+    ctx.reply.Int(0);
+    return;
+  }
+  ctx.db.Erase(key);
+  ctx.effects.Del(key);
+  ctx.reply.Int(1);
+}
+
+void DelEx(CommandContext& ctx) {
+  // DELEX key                 → a one-key DEL
+  // DELEX key <cond> <operand> → delete only if the condition holds
+  // Redis checks the argument count before looking at the key, then answers
+  // 0 for a missing key before validating the condition word.
+  if (ctx.argv.size() != 2 && ctx.argv.size() != 4) {
+    ctx.reply.Error("ERR wrong number of arguments for 'delex' command");
+    return;
+  }
+  std::string_view key = ctx.argv[1];
+  const Keyspace::Entry* e = ctx.db.Find(key, ctx.now.mono);
+  if (e == nullptr) {
+    ctx.reply.Int(0);
+    return;
+  }
+  bool matches = true;
+  if (ctx.argv.size() == 4) {
+    std::string_view cond = ctx.argv[2], operand = ctx.argv[3];
+    if (IsWord(cond, "IFEQ")) {
+      matches = e->value() == operand;
+    } else if (IsWord(cond, "IFNE")) {
+      matches = e->value() != operand;
+    } else if (IsWord(cond, "IFDEQ") || IsWord(cond, "IFDNE")) {
+      if (operand.size() != 16) {
+        ctx.reply.Error(kDigestLengthError);
+        return;
+      }
+      matches = DigestMatches(e->value(), operand) == IsWord(cond, "IFDEQ");
+    } else {
+      ctx.reply.Error("ERR Invalid condition. Use IFEQ, IFNE, IFDEQ, or IFDNE");
+      return;
+    }
+  }
+  if (!matches) {
+    ctx.reply.Int(0);
+    return;
+  }
+  ctx.db.Erase(key);
+  ctx.effects.Del(key);
+  ctx.reply.Int(1);
+}
+
+void Digest(CommandContext& ctx) {
+  const Keyspace::Entry* e = ctx.db.Find(ctx.argv[1], ctx.now.mono);
+  if (e == nullptr) {
+    ctx.reply.Null();
+    return;
+  }
+  ctx.reply.Bulk(DigestOf(e->value()));
+}
+
+}  // namespace latch::commands

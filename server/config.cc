@@ -1,0 +1,334 @@
+#include "server/config.h"
+
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "protocol/text.h"
+
+namespace latch {
+
+namespace {
+
+using Args = std::vector<std::string>;
+using SetResult = std::optional<std::string>;
+
+std::string Join(const Args& args) {
+  std::string out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (i) out.push_back(' ');
+    out += args[i];
+  }
+  return out;
+}
+
+ConfigParam Bool(std::string name, bool Config::*field, bool mut = true) {
+  return {std::move(name), mut, [field](const Config& c) { return c.*field ? "yes" : "no"; },
+          [field](Config& c, const Args& a) -> SetResult {
+            if (EqualsIgnoreCase(a[0], "yes")) {
+              c.*field = true;
+            } else if (EqualsIgnoreCase(a[0], "no")) {
+              c.*field = false;
+            } else {
+              return "argument must be 'yes' or 'no'";
+            }
+            return std::nullopt;
+          }};
+}
+
+SetResult CheckRange(int64_t v, int64_t lo, int64_t hi) {
+  if (v < lo || v > hi) {
+    return "argument must be between " + std::to_string(lo) + " and " + std::to_string(hi) +
+           " inclusive";
+  }
+  return std::nullopt;
+}
+
+ConfigParam Int(std::string name, int64_t Config::*field, int64_t lo, int64_t hi,
+                bool mut = true) {
+  return {std::move(name), mut, [field](const Config& c) { return std::to_string(c.*field); },
+          [=](Config& c, const Args& a) -> SetResult {
+            auto v = ParseInt64(a[0]);
+            if (!v) return "argument couldn't be parsed into an integer";
+            if (auto err = CheckRange(*v, lo, hi)) return err;
+            c.*field = *v;
+            return std::nullopt;
+          }};
+}
+
+ConfigParam Memory(std::string name, int64_t Config::*field, int64_t lo, int64_t hi,
+                   bool mut = true) {
+  return {std::move(name), mut, [field](const Config& c) { return std::to_string(c.*field); },
+          [=](Config& c, const Args& a) -> SetResult {
+            auto v = ParseMemory(a[0]);
+            if (!v) return "argument must be a memory value";
+            if (auto err = CheckRange(*v, lo, hi)) return err;
+            c.*field = *v;
+            return std::nullopt;
+          }};
+}
+
+ConfigParam String(std::string name, std::string Config::*field, bool mut = true) {
+  return {std::move(name), mut, [field](const Config& c) { return c.*field; },
+          [field](Config& c, const Args& a) -> SetResult {
+            c.*field = a[0];
+            return std::nullopt;
+          }};
+}
+
+template <typename E>
+ConfigParam Enum(std::string name, E Config::*field, std::vector<std::pair<std::string, E>> values,
+                 bool mut = true) {
+  return {std::move(name), mut,
+          [field, values](const Config& c) {
+            for (const auto& [word, v] : values) {
+              if (v == c.*field) return word;
+            }
+            return std::string();
+          },
+          [field, values](Config& c, const Args& a) -> SetResult {
+            for (const auto& [word, v] : values) {
+              if (EqualsIgnoreCase(word, a[0])) {
+                c.*field = v;
+                return std::nullopt;
+              }
+            }
+            std::string msg = "argument(s) must be one of the following: ";
+            for (size_t i = 0; i < values.size(); ++i) {
+              if (i) msg += ", ";
+              msg += values[i].first;
+            }
+            return msg;
+          }};
+}
+
+std::vector<ConfigParam> BuildParams() {
+  constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
+  constexpr int64_t kLongMax = std::numeric_limits<int64_t>::max();
+  std::vector<ConfigParam> p;
+
+  // Network
+  p.push_back({"bind", false, [](const Config& c) { return Join(c.bind); },
+               [](Config& c, const Args& a) -> SetResult {
+                 c.bind = a;
+                 return std::nullopt;
+               },
+               -1});
+  p.push_back(Int("port", &Config::port, 0, 65535, false));
+  p.push_back(Int("tcp-backlog", &Config::tcp_backlog, 0, kIntMax, false));
+  p.push_back(Int("timeout", &Config::timeout, 0, kIntMax));
+  p.push_back(Int("tcp-keepalive", &Config::tcp_keepalive, 0, kIntMax));
+  p.push_back(Bool("protected-mode", &Config::protected_mode));
+  p.push_back(Int("maxclients", &Config::maxclients, 1, kIntMax));
+
+  // Limits
+  p.push_back(Memory("proto-max-bulk-len", &Config::proto_max_bulk_len, 1024 * 1024,
+                     std::numeric_limits<uint32_t>::max()));
+  p.push_back(Memory("client-query-buffer-limit", &Config::client_query_buffer_limit,
+                     1024 * 1024, kLongMax));
+  p.push_back(
+      {"client-output-buffer-limit", true,
+       [](const Config& c) {
+         const auto& l = c.client_output_buffer_limit;
+         return "normal " + std::to_string(l.hard_bytes) + " " + std::to_string(l.soft_bytes) +
+                " " + std::to_string(l.soft_seconds);
+       },
+       [](Config& c, const Args& a) -> SetResult {
+         // Groups of "<class> <hard> <soft> <seconds>". latch has only normal
+         // clients; the replica and pubsub classes of redis.conf are accepted
+         // so an existing file loads, and have no effect.
+         if (a.size() % 4 != 0) return "Wrong number of arguments in buffer limit configuration.";
+         OutputBufferLimit normal = c.client_output_buffer_limit;
+         for (size_t i = 0; i < a.size(); i += 4) {
+           const std::string& cls = a[i];
+           if (!EqualsIgnoreCase(cls, "normal") && !EqualsIgnoreCase(cls, "replica") &&
+               !EqualsIgnoreCase(cls, "slave") && !EqualsIgnoreCase(cls, "pubsub")) {
+             return "Invalid client class specified in buffer limit configuration.";
+           }
+           auto hard = ParseMemory(a[i + 1]);
+           auto soft = ParseMemory(a[i + 2]);
+           auto secs = ParseInt64(a[i + 3]);
+           if (!hard || !soft || !secs || *secs < 0) {
+             return "Error in hard, soft or soft_seconds setting in buffer limit configuration.";
+           }
+           if (EqualsIgnoreCase(cls, "normal")) normal = {*hard, *soft, *secs};
+         }
+         c.client_output_buffer_limit = normal;
+         return std::nullopt;
+       },
+       -1});
+
+  // Security
+  p.push_back(String("requirepass", &Config::requirepass));
+  p.push_back(Bool("enable-debug-command", &Config::enable_debug_command, false));
+
+  // General
+  p.push_back(String("dir", &Config::dir, false));
+  p.push_back(String("logfile", &Config::logfile, false));
+  p.push_back(Enum<LogLevel>("loglevel", &Config::loglevel,
+                             {{"debug", LogLevel::kDebug},
+                              {"verbose", LogLevel::kVerbose},
+                              {"notice", LogLevel::kNotice},
+                              {"warning", LogLevel::kWarning}}));
+  p.push_back(String("pidfile", &Config::pidfile, false));
+  p.push_back(Int("hz", &Config::hz, 1, 500));
+  p.push_back({"save", true, [](const Config& c) { return c.save; },
+               [](Config& c, const Args& a) -> SetResult {
+                 c.save = Join(a);
+                 return std::nullopt;
+               },
+               -1});
+  p.push_back(Int("databases", &Config::databases, 1, 1, false));
+
+  // Append-only log
+  p.push_back(Bool("appendonly", &Config::appendonly, false));
+  p.push_back(String("appendfilename", &Config::appendfilename, false));
+  p.push_back(Enum<FsyncPolicy>("appendfsync", &Config::appendfsync,
+                                {{"everysec", FsyncPolicy::kEverysec},
+                                 {"always", FsyncPolicy::kAlways},
+                                 {"no", FsyncPolicy::kNo}}));
+  p.push_back(Bool("aof-load-truncated", &Config::aof_load_truncated));
+  p.push_back(Int("auto-aof-rewrite-percentage", &Config::auto_aof_rewrite_percentage, 0,
+                  kIntMax));
+  p.push_back(Memory("auto-aof-rewrite-min-size", &Config::auto_aof_rewrite_min_size, 0,
+                     kLongMax));
+
+  // Lock safety
+  p.push_back(Int("max-lock-ttl", &Config::max_lock_ttl, 0, kLongMax));
+  p.push_back(Enum<QuarantineMode>("quarantine", &Config::quarantine,
+                                   {{"auto", QuarantineMode::kAuto},
+                                    {"always", QuarantineMode::kAlways},
+                                    {"never", QuarantineMode::kNever}}));
+  p.push_back(Int("quarantine-ms", &Config::quarantine_ms, -1, kLongMax));
+  return p;
+}
+
+}  // namespace
+
+const std::vector<ConfigParam>& ConfigParams() {
+  static const std::vector<ConfigParam> params = BuildParams();
+  return params;
+}
+
+const ConfigParam* FindConfigParam(std::string_view name) {
+  for (const ConfigParam& p : ConfigParams()) {
+    if (EqualsIgnoreCase(p.name, name)) return &p;
+  }
+  return nullptr;
+}
+
+std::optional<int64_t> ParseMemory(std::string_view s) {
+  // A number with an optional unit: b, k/kb, m/mb, g/gb (case-insensitive),
+  // where k = 1000 and kb = 1024, as in redis.conf.
+  size_t digits = 0;
+  while (digits < s.size() && (std::isdigit(static_cast<unsigned char>(s[digits])) ||
+                               (digits == 0 && s[digits] == '-'))) {
+    ++digits;
+  }
+  std::string unit = ToLower(s.substr(digits));
+  int64_t mul;
+  if (unit.empty() || unit == "b") {
+    mul = 1;
+  } else if (unit == "k") {
+    mul = 1000;
+  } else if (unit == "kb") {
+    mul = 1024;
+  } else if (unit == "m") {
+    mul = 1000 * 1000;
+  } else if (unit == "mb") {
+    mul = 1024 * 1024;
+  } else if (unit == "g") {
+    mul = 1000LL * 1000 * 1000;
+  } else if (unit == "gb") {
+    mul = 1024LL * 1024 * 1024;
+  } else {
+    return std::nullopt;
+  }
+  auto n = ParseInt64(s.substr(0, digits));
+  if (!n || *n < 0) return std::nullopt;
+  if (*n > std::numeric_limits<int64_t>::max() / mul) return std::nullopt;
+  return *n * mul;
+}
+
+std::optional<std::string> LoadConfig(Config& config, const std::string& file,
+                                      const std::vector<std::string>& cli_args) {
+  // Gather (line number, original text, words) for the file, then for the
+  // command line, whose `--name v…` groups continue the numbering as Redis's
+  // do.
+  struct Line {
+    int number;
+    std::string text;
+    std::optional<std::vector<std::string>> words;
+  };
+  std::vector<Line> lines;
+  int number = 0;
+  if (!file.empty()) {
+    std::ifstream in(file);
+    if (!in) return "Fatal error, can't open config file '" + file + "': " + std::strerror(errno);
+    std::string text;
+    while (std::getline(in, text)) {
+      ++number;
+      lines.push_back({number, text, SplitArgs(text)});
+    }
+    config.config_file = file;
+  }
+  for (size_t i = 0; i < cli_args.size();) {
+    const std::string& a = cli_args[i];
+    if (a.rfind("--", 0) != 0) {
+      return "Invalid argument '" + a + "': options are given as --name value";
+    }
+    std::vector<std::string> words = {a.substr(2)};
+    std::string text = a.substr(2);
+    for (++i; i < cli_args.size() && cli_args[i].rfind("--", 0) != 0; ++i) {
+      words.push_back(cli_args[i]);
+      text += " \"" + cli_args[i] + "\"";
+    }
+    lines.push_back({++number, text, words});
+  }
+
+  for (const Line& line : lines) {
+    auto fail = [&](const std::string& why) {
+      return "\n*** FATAL CONFIG FILE ERROR (latch " + std::string(kLatchVersion) +
+             ") ***\nReading the configuration file, at line " + std::to_string(line.number) +
+             "\n>>> '" + line.text + "'\n" + why;
+    };
+    if (!line.words) return fail("Unbalanced quotes in configuration line");
+    const auto& words = *line.words;
+    if (words.empty() || words[0][0] == '#') continue;
+    const ConfigParam* param = FindConfigParam(words[0]);
+    std::vector<std::string> args(words.begin() + 1, words.end());
+    bool arity_ok = param != nullptr &&
+                    (param->arity == -1 ? !args.empty() : static_cast<int>(args.size()) == 1);
+    // `save ""` is one empty word; `save` with nothing is also accepted.
+    if (param != nullptr && param->name == "save" && args.empty()) {
+      args.push_back("");
+      arity_ok = true;
+    }
+    if (!arity_ok) return fail("Bad directive or wrong number of arguments");
+    if (auto err = param->set(config, args)) return fail(*err);
+  }
+  return std::nullopt;
+}
+
+const char* FsyncPolicyName(FsyncPolicy p) {
+  switch (p) {
+    case FsyncPolicy::kAlways: return "always";
+    case FsyncPolicy::kEverysec: return "everysec";
+    case FsyncPolicy::kNo: return "no";
+  }
+  return "?";
+}
+
+const char* QuarantineModeName(QuarantineMode m) {
+  switch (m) {
+    case QuarantineMode::kAuto: return "auto";
+    case QuarantineMode::kAlways: return "always";
+    case QuarantineMode::kNever: return "never";
+  }
+  return "?";
+}
+
+}  // namespace latch

@@ -1,0 +1,223 @@
+#include "server/connection.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "protocol/reply_writer.h"
+#include "server/log.h"
+#include "server/server.h"
+
+namespace latch {
+
+Connection::Connection(Server& server, uint64_t id) : server_(server), id_(id) {
+  tcp_.data = this;
+  write_req_.data = this;
+}
+
+int Connection::fd() const {
+  uv_os_fd_t fd = -1;
+  uv_fileno(reinterpret_cast<const uv_handle_t*>(&tcp_), &fd);
+  return fd;
+}
+
+void Connection::Start() {
+  created_ms = server_.clock().MonoMs();
+  last_interaction_ms = created_ms;
+  authenticated = server_.config().requirepass.empty();
+  UpdateReadState();
+}
+
+void Connection::UpdateReadState() {
+  if (closing_) return;
+  // Stop reading while the client has a lot of unsent output (it is not
+  // reading its replies) or once it is going away.
+  bool want = !close_after_reply_ && pending_output() < kPauseReadingAt;
+  if (want && !reading_) {
+    if (uv_read_start(reinterpret_cast<uv_stream_t*>(&tcp_), OnAlloc, OnRead) == 0) reading_ = true;
+  } else if (!want && reading_) {
+    uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp_));
+    reading_ = false;
+  }
+}
+
+void Connection::OnAlloc(uv_handle_t* h, size_t, uv_buf_t* buf) {
+  auto* c = static_cast<Connection*>(h->data);
+  // Offer the free space at the end of the query buffer, growing it so a
+  // large bulk the parser is waiting for arrives in as few reads as possible.
+  size_t want = std::max(kReadChunk, c->parser_.bytes_wanted() > c->query_buffer_size()
+                                         ? c->parser_.bytes_wanted() - c->query_buffer_size()
+                                         : 0);
+  if (c->rbuf_.size() - c->rbuf_end_ < want) {
+    c->CompactInput();
+    if (c->rbuf_.size() - c->rbuf_end_ < want) c->rbuf_.resize(c->rbuf_end_ + want);
+  }
+  buf->base = c->rbuf_.data() + c->rbuf_end_;
+  buf->len = c->rbuf_.size() - c->rbuf_end_;
+}
+
+void Connection::CompactInput() {
+  if (rbuf_start_ == 0) return;
+  size_t n = rbuf_end_ - rbuf_start_;
+  if (n > 0) std::memmove(rbuf_.data(), rbuf_.data() + rbuf_start_, n);
+  rbuf_start_ = 0;
+  rbuf_end_ = n;
+}
+
+void Connection::OnRead(uv_stream_t* s, ssize_t n, const uv_buf_t*) {
+  auto* c = static_cast<Connection*>(s->data);
+  if (n < 0) {
+    if (n != UV_EOF && n != UV_ECONNRESET) {
+      log::Verbose("Reading from client {}: {}", c->addr, uv_strerror(static_cast<int>(n)));
+    }
+    c->Close();
+    return;
+  }
+  if (n == 0) return;  // EAGAIN
+  c->rbuf_end_ += static_cast<size_t>(n);
+  c->server_.stats().total_net_input_bytes += static_cast<uint64_t>(n);
+  c->last_interaction_ms = c->server_.clock().MonoMs();
+  c->ProcessInput();
+}
+
+void Connection::ProcessInput() {
+  const Config& config = server_.config();
+  while (rbuf_start_ < rbuf_end_ && !close_after_reply_ && !closing_) {
+    resp::ParseLimits limits;
+    limits.max_bulk_len = config.proto_max_bulk_len;
+    limits.unauthenticated = !authenticated;
+    std::string_view input(rbuf_.data() + rbuf_start_, rbuf_end_ - rbuf_start_);
+    auto result = parser_.Parse(input, limits);
+    if (result == resp::RequestParser::Result::kNeedMore) break;
+    if (result == resp::RequestParser::Result::kError) {
+      // One error reply, then close once it is sent (Redis's behaviour).
+      resp::ReplyWriter(&out_, resp).Error(parser_.error());
+      ++server_.stats().total_error_replies;
+      log::Verbose("Protocol error ({}) from client: id={} addr={}", parser_.error(), id_, addr);
+      rbuf_start_ = rbuf_end_ = 0;
+      CloseAfterReply();
+      server_.OnClientOutput(*this);
+      break;
+    }
+    // The arguments point into the query buffer, which stays untouched
+    // until the request has been executed.
+    if (!parser_.args().empty()) {
+      server_.Dispatch(*this, parser_.args());
+      server_.OnClientOutput(*this);
+    }
+    rbuf_start_ += parser_.consumed();
+    if (!CheckOutputLimits()) return;
+  }
+  if (rbuf_start_ == rbuf_end_) rbuf_start_ = rbuf_end_ = 0;
+  if (query_buffer_size() > static_cast<size_t>(config.client_query_buffer_limit)) {
+    log::Warning("Closing client that reached max query buffer length: id={} addr={} qbuf={}",
+                 id_, addr, query_buffer_size());
+    Close();
+    return;
+  }
+  // Give back memory after a large request.
+  if (rbuf_end_ == 0 && rbuf_.size() > 4 * kReadChunk) {
+    rbuf_.clear();
+    rbuf_.shrink_to_fit();
+  }
+  UpdateReadState();
+}
+
+bool Connection::CheckOutputLimits() {
+  const OutputBufferLimit& limit = server_.config().client_output_buffer_limit;
+  size_t pending = pending_output();
+  int64_t now = server_.clock().MonoMs();
+  bool over = false;
+  if (limit.hard_bytes > 0 && pending >= static_cast<size_t>(limit.hard_bytes)) over = true;
+  if (limit.soft_bytes > 0 && pending >= static_cast<size_t>(limit.soft_bytes)) {
+    if (output_soft_limit_since_ms == 0) output_soft_limit_since_ms = now;
+    if (now - output_soft_limit_since_ms >= limit.soft_seconds * 1000) over = true;
+  } else {
+    output_soft_limit_since_ms = 0;
+  }
+  if (over) {
+    log::Warning("Client id={} addr={} scheduled to be closed ASAP for overcoming of output "
+                 "buffer limits.",
+                 id_, addr);
+    Close();
+    return false;
+  }
+  return true;
+}
+
+void Connection::Flush() {
+  pending_flush_ = false;
+  if (closing_) return;
+  if (!write_in_flight_ && !out_.empty()) {
+    // Try to hand everything to the kernel right now; only what does not
+    // fit goes through an asynchronous uv_write.
+    uv_buf_t buf = uv_buf_init(out_.data(), static_cast<unsigned>(out_.size()));
+    int n = uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1);
+    if (n == UV_EAGAIN || n == UV_ENOSYS) n = 0;
+    if (n < 0) {
+      log::Verbose("Error writing to client {}: {}", addr, uv_strerror(n));
+      Close();
+      return;
+    }
+    server_.stats().total_net_output_bytes += static_cast<uint64_t>(n);
+    if (static_cast<size_t>(n) == out_.size()) {
+      out_.clear();
+      // Don't keep a huge buffer around after a big reply.
+      if (out_.capacity() > (1u << 20)) out_.shrink_to_fit();
+    } else {
+      out_.erase(0, static_cast<size_t>(n));
+      StartWrite();
+    }
+  }
+  if (!write_in_flight_ && out_.empty() && close_after_reply_) {
+    Close();
+    return;
+  }
+  if (!CheckOutputLimits()) return;
+  UpdateReadState();
+}
+
+void Connection::StartWrite() {
+  inflight_.swap(out_);
+  out_.clear();
+  uv_buf_t buf = uv_buf_init(inflight_.data(), static_cast<unsigned>(inflight_.size()));
+  int rc = uv_write(&write_req_, reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1, OnWrite);
+  if (rc != 0) {
+    log::Verbose("Error writing to client {}: {}", addr, uv_strerror(rc));
+    inflight_.clear();
+    Close();
+    return;
+  }
+  write_in_flight_ = true;
+}
+
+void Connection::OnWrite(uv_write_t* req, int status) {
+  auto* c = static_cast<Connection*>(req->data);
+  c->write_in_flight_ = false;
+  if (status == 0) c->server_.stats().total_net_output_bytes += c->inflight_.size();
+  c->inflight_.clear();
+  if (c->closing_) return;
+  if (status < 0) {
+    log::Verbose("Error writing to client {}: {}", c->addr, uv_strerror(status));
+    c->Close();
+    return;
+  }
+  c->Flush();
+  // Reading may resume now that the backlog drained: process any requests
+  // that were already buffered when reading paused.
+  if (!c->closing_ && c->query_buffer_size() > 0 && c->pending_output() < kPauseReadingAt) {
+    c->ProcessInput();
+  }
+}
+
+void Connection::Close() {
+  if (closing_) return;
+  closing_ = true;
+  if (reading_) uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp_));
+  reading_ = false;
+  server_.OnClientClosed(*this);
+  uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), OnClose);
+}
+
+void Connection::OnClose(uv_handle_t* h) { delete static_cast<Connection*>(h->data); }
+
+}  // namespace latch

@@ -1,0 +1,117 @@
+// One client connection: its socket, buffers and session state.
+//
+// The path of a request through a connection:
+//   libuv read → bytes appended to the query buffer → the RESP parser cuts
+//   complete requests out of it → Server::Dispatch runs each one, appending
+//   its reply to the output buffer → at the end of the loop iteration the
+//   server flushes the log batch, then calls Flush() on every connection
+//   that has output, which sends all its replies with one write.
+//
+// Back-pressure: while a client has more unsent output than
+// kPauseReadingAt, the server stops reading from it (its requests wait in the
+// kernel), and resumes once the output drains. A client over its
+// client-output-buffer-limit, or whose query buffer exceeds
+// client-query-buffer-limit, is disconnected.
+//
+// Lifetime: a Connection owns its uv_tcp_t. Close() starts libuv's
+// asynchronous close; the object deletes itself in the close callback, after
+// any write in flight has been cancelled, so nothing is freed twice or early.
+#pragma once
+
+#include <uv.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "protocol/request_parser.h"
+
+namespace latch {
+
+class Server;
+
+class Connection {
+ public:
+  // Output above which reading from the client pauses.
+  static constexpr size_t kPauseReadingAt = 1 << 20;
+  // Smallest free space offered to each read.
+  static constexpr size_t kReadChunk = 16 * 1024;
+
+  Connection(Server& server, uint64_t id);
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // Called once the uv_tcp_t is accepted: starts reading.
+  void Start();
+  // Sends pending output (one write). Called by the server before it sleeps.
+  void Flush();
+  // Closes now, dropping unsent output.
+  void Close();
+  // Closes once the output written so far has been sent (QUIT, protocol
+  // errors, CLIENT KILL of oneself).
+  void CloseAfterReply() { close_after_reply_ = true; }
+
+  uv_tcp_t* handle() { return &tcp_; }
+  uint64_t id() const { return id_; }
+  bool closing() const { return closing_; }
+  bool close_after_reply() const { return close_after_reply_; }
+
+  // Output produced for this client and not yet handed to the kernel.
+  std::string& output() { return out_; }
+  size_t pending_output() const { return out_.size() + inflight_.size(); }
+  size_t query_buffer_size() const { return rbuf_end_ - rbuf_start_; }
+  size_t query_buffer_capacity() const { return rbuf_.size(); }
+
+  // Session state, used by commands.
+  int resp = 2;                // protocol version chosen with HELLO
+  bool authenticated = false;  // true once AUTH succeeded or no password is set
+  bool monitor = false;        // receives MONITOR feed
+  std::string name;            // CLIENT SETNAME
+  std::string lib_name, lib_ver;  // CLIENT SETINFO
+  std::string addr, laddr;     // "ip:port" of the peer and of our socket
+  bool local = false;          // peer is a loopback address
+  int64_t created_ms = 0;      // monotonic
+  int64_t last_interaction_ms = 0;
+  std::string last_command = "NULL";
+  int64_t output_soft_limit_since_ms = 0;  // when output first exceeded the soft limit
+  int fd() const;
+
+ private:
+  friend class Server;
+
+  static void OnAlloc(uv_handle_t* h, size_t suggested, uv_buf_t* buf);
+  static void OnRead(uv_stream_t* s, ssize_t n, const uv_buf_t* buf);
+  static void OnWrite(uv_write_t* req, int status);
+  static void OnClose(uv_handle_t* h);
+
+  void ProcessInput();
+  void CompactInput();
+  void StartWrite();
+  void UpdateReadState();
+  bool CheckOutputLimits();
+
+  Server& server_;
+  uint64_t id_;
+  uv_tcp_t tcp_;
+  uv_write_t write_req_;
+  bool reading_ = false;
+  bool closing_ = false;
+  bool close_after_reply_ = false;
+  bool write_in_flight_ = false;
+  bool pending_flush_ = false;  // on the server's list of clients to flush
+
+  // Query buffer: bytes [rbuf_start_, rbuf_end_) are received and unparsed.
+  std::vector<char> rbuf_;
+  size_t rbuf_start_ = 0;
+  size_t rbuf_end_ = 0;
+  resp::RequestParser parser_;
+
+  std::string out_;       // replies not yet sent
+  std::string inflight_;  // replies handed to uv_write, kept alive until it completes
+
+  // Intrusive list of the server's connections.
+  Connection* prev_ = nullptr;
+  Connection* next_ = nullptr;
+};
+
+}  // namespace latch

@@ -1,0 +1,38 @@
+// What commands changed, in the form the append-only log stores.
+//
+// Handlers never write to the log themselves: after changing the keyspace they
+// state the effect ("key K now holds V until Unix time T", "key K deleted"),
+// and this class encodes it as a RESP request into the log's current batch.
+// Effects are logged, not requests: a relative TTL becomes an absolute PXAT,
+// a SET GET becomes a plain SET, a failed SET NX logs nothing, and keys that
+// expire are logged as DEL. Replay therefore needs no command logic and gives
+// the same result whenever it runs. Expiry, known lock scripts and compaction
+// produce the same records, so the log has one writer and one format.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace latch {
+
+class Effects {
+ public:
+  // `unix_deadline_ms` is 0 for a key without TTL.
+  void Set(std::string_view key, std::string_view value, int64_t unix_deadline_ms);
+  void Del(std::string_view key);
+  void PExpireAt(std::string_view key, int64_t unix_ms);
+  void Persist(std::string_view key);
+  void FlushAll();
+
+  // Where records go; nullptr when the log is off (effects are still counted).
+  void set_sink(std::string* sink) { sink_ = sink; }
+  // Number of effects since start: Redis's "changes since last save".
+  uint64_t count() const { return count_; }
+
+ private:
+  std::string* sink_ = nullptr;
+  uint64_t count_ = 0;
+};
+
+}  // namespace latch

@@ -1,0 +1,278 @@
+#include "server/keyspace.h"
+
+#include <xxhash.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace latch {
+
+namespace {
+
+constexpr uint32_t kNoSlot = UINT32_MAX;
+constexpr size_t kInitialBuckets = 16;
+// Redis's active expiry constants: keys sampled per round, and the share of
+// expired keys in a sample above which another round runs at once.
+constexpr size_t kSampleSize = 20;
+constexpr size_t kAcceptableStalePercent = 10;
+
+size_t NextPowerOfTwo(size_t n) {
+  size_t p = kInitialBuckets;
+  while (p < n) p <<= 1;
+  return p;
+}
+
+}  // namespace
+
+Keyspace::Keyspace() { tables_[0].buckets.assign(kInitialBuckets, nullptr); }
+
+Keyspace::~Keyspace() { Clear(); }
+
+uint64_t Keyspace::Hash(std::string_view key) { return XXH3_64bits(key.data(), key.size()); }
+
+Keyspace::Entry* Keyspace::NewEntry(std::string_view key, std::string_view value) {
+  void* mem = std::malloc(sizeof(Entry) + key.size() + value.size());
+  if (mem == nullptr) throw std::bad_alloc();
+  Entry* e = static_cast<Entry*>(mem);
+  e->next = nullptr;
+  e->deadline = kNoDeadline;
+  e->ttl_slot = kNoSlot;
+  e->key_len = static_cast<uint32_t>(key.size());
+  e->value_len = static_cast<uint32_t>(value.size());
+  if (!key.empty()) std::memcpy(e->bytes(), key.data(), key.size());
+  if (!value.empty()) std::memcpy(e->bytes() + key.size(), value.data(), value.size());
+  return e;
+}
+
+void Keyspace::FreeEntry(Entry* e) { std::free(e); }
+
+Keyspace::Entry** Keyspace::Locate(std::string_view key, uint64_t hash) {
+  if (rehashing()) RehashSome(1);
+  for (int t = 0; t < 2; ++t) {
+    Table& table = tables_[t];
+    if (table.buckets.empty()) break;
+    Entry** slot = &table.buckets[hash & table.mask()];
+    for (; *slot != nullptr; slot = &(*slot)->next) {
+      if ((*slot)->key() == key) return slot;
+    }
+    if (!rehashing()) break;
+  }
+  return nullptr;
+}
+
+void Keyspace::AddToTtlIndex(Entry* e) {
+  e->ttl_slot = static_cast<uint32_t>(ttl_index_.size());
+  ttl_index_.push_back(e);
+}
+
+void Keyspace::RemoveFromTtlIndex(Entry* e) {
+  // Swap with the last element so removal is O(1).
+  uint32_t slot = e->ttl_slot;
+  Entry* last = ttl_index_.back();
+  ttl_index_[slot] = last;
+  last->ttl_slot = slot;
+  ttl_index_.pop_back();
+  e->ttl_slot = kNoSlot;
+}
+
+void Keyspace::Unlink(Entry** slot) {
+  Entry* e = *slot;
+  *slot = e->next;
+  if (e->has_deadline()) RemoveFromTtlIndex(e);
+  entry_bytes_ -= sizeof(Entry) + e->key_len + e->value_len;
+  --size_;
+  FreeEntry(e);
+}
+
+void Keyspace::ExpireEntry(Entry** slot) {
+  if (on_expire_) on_expire_((*slot)->key());
+  Unlink(slot);
+}
+
+const Keyspace::Entry* Keyspace::Find(std::string_view key, int64_t now) {
+  Entry** slot = Locate(key, Hash(key));
+  if (slot == nullptr) return nullptr;
+  Entry* e = *slot;
+  if (e->has_deadline() && now > e->deadline) {
+    ExpireEntry(slot);
+    MaybeResize();
+    return nullptr;
+  }
+  return e;
+}
+
+void Keyspace::Set(std::string_view key, std::string_view value, int64_t deadline,
+                   bool keep_deadline) {
+  uint64_t hash = Hash(key);
+  Entry** slot = Locate(key, hash);
+  Entry* e;
+  if (slot != nullptr) {
+    Entry* old = *slot;
+    if (keep_deadline) deadline = old->deadline;
+    if (old->value_len == value.size()) {
+      // Same length (a lock renewal rewrites the same token): in place.
+      if (!value.empty()) std::memcpy(old->bytes() + old->key_len, value.data(), value.size());
+      e = old;
+    } else {
+      e = NewEntry(key, value);
+      e->next = old->next;
+      e->deadline = old->deadline;
+      e->ttl_slot = old->ttl_slot;
+      if (old->has_deadline()) ttl_index_[old->ttl_slot] = e;
+      entry_bytes_ += static_cast<int64_t>(value.size()) - static_cast<int64_t>(old->value_len);
+      *slot = e;
+      FreeEntry(old);
+    }
+  } else {
+    MaybeResize();
+    e = NewEntry(key, value);
+    Table& table = rehashing() ? tables_[1] : tables_[0];
+    Entry*& head = table.buckets[hash & table.mask()];
+    e->next = head;
+    head = e;
+    ++size_;
+    entry_bytes_ += sizeof(Entry) + key.size() + value.size();
+  }
+  if (e->has_deadline() && deadline == kNoDeadline) RemoveFromTtlIndex(e);
+  if (!e->has_deadline() && deadline != kNoDeadline) AddToTtlIndex(e);
+  e->deadline = deadline;
+}
+
+bool Keyspace::SetDeadline(std::string_view key, int64_t deadline) {
+  Entry** slot = Locate(key, Hash(key));
+  if (slot == nullptr) return false;
+  Entry* e = *slot;
+  if (e->has_deadline() && deadline == kNoDeadline) RemoveFromTtlIndex(e);
+  if (!e->has_deadline() && deadline != kNoDeadline) AddToTtlIndex(e);
+  e->deadline = deadline;
+  return true;
+}
+
+bool Keyspace::Erase(std::string_view key) {
+  Entry** slot = Locate(key, Hash(key));
+  if (slot == nullptr) return false;
+  Unlink(slot);
+  MaybeResize();
+  return true;
+}
+
+void Keyspace::Clear() {
+  for (Table& t : tables_) {
+    for (Entry*& head : t.buckets) {
+      while (head != nullptr) {
+        Entry* next = head->next;
+        FreeEntry(head);
+        head = next;
+      }
+    }
+  }
+  tables_[0].buckets.assign(kInitialBuckets, nullptr);
+  tables_[0].buckets.shrink_to_fit();
+  tables_[1].buckets = {};
+  rehash_index_ = 0;
+  size_ = 0;
+  entry_bytes_ = 0;
+  ttl_index_ = {};
+}
+
+size_t Keyspace::memory_bytes() const {
+  return entry_bytes_ +
+         (tables_[0].buckets.capacity() + tables_[1].buckets.capacity()) * sizeof(Entry*) +
+         ttl_index_.capacity() * sizeof(Entry*);
+}
+
+void Keyspace::MaybeResize() {
+  if (rehashing()) return;
+  size_t buckets = tables_[0].buckets.size();
+  size_t target = 0;
+  if (size_ >= buckets) {
+    target = NextPowerOfTwo(size_ * 2);  // grow at load factor 1
+  } else if (buckets > kInitialBuckets && size_ < buckets / 8) {
+    target = NextPowerOfTwo(size_ * 2);  // shrink when under 1/8 full
+  }
+  if (target == 0 || target == buckets) return;
+  tables_[1].buckets.assign(target, nullptr);
+  rehash_index_ = 0;
+}
+
+void Keyspace::RehashSome(int buckets) {
+  Table& from = tables_[0];
+  Table& to = tables_[1];
+  // Visit at most ten empty buckets per bucket moved, like Redis, so one call
+  // stays cheap even in a sparse table.
+  int empty_visits = buckets * 10;
+  while (buckets > 0 && rehash_index_ < from.buckets.size()) {
+    Entry* e = from.buckets[rehash_index_];
+    if (e == nullptr) {
+      ++rehash_index_;
+      if (--empty_visits == 0) return;
+      continue;
+    }
+    while (e != nullptr) {
+      Entry* next = e->next;
+      Entry*& head = to.buckets[Hash(e->key()) & to.mask()];
+      e->next = head;
+      head = e;
+      e = next;
+    }
+    from.buckets[rehash_index_] = nullptr;
+    ++rehash_index_;
+    --buckets;
+  }
+  if (rehash_index_ >= from.buckets.size()) {
+    from.buckets = std::move(to.buckets);
+    to.buckets = {};
+    rehash_index_ = 0;
+  }
+}
+
+bool Keyspace::RehashStep(int buckets) {
+  if (!rehashing()) MaybeResize();
+  if (!rehashing()) return false;
+  RehashSome(buckets);
+  return rehashing();
+}
+
+size_t Keyspace::ActiveExpireCycle(int64_t now, int64_t budget_us) {
+  using SteadyClock = std::chrono::steady_clock;
+  const auto start = SteadyClock::now();
+  size_t total = 0;
+  for (int iteration = 1; !ttl_index_.empty(); ++iteration) {
+    size_t sampled = 0, expired = 0;
+    if (ttl_index_.size() <= kSampleSize) {
+      // Few keys with a TTL: check them all (backwards, since removal moves
+      // the last element into the freed position).
+      for (size_t i = ttl_index_.size(); i-- > 0;) {
+        if (i >= ttl_index_.size()) continue;
+        ++sampled;
+        Entry* e = ttl_index_[i];
+        if (now > e->deadline) {
+          ExpireEntry(Locate(e->key(), Hash(e->key())));
+          ++expired;
+        }
+      }
+    } else {
+      std::uniform_int_distribution<size_t> pick;
+      for (; sampled < kSampleSize && !ttl_index_.empty(); ++sampled) {
+        Entry* e = ttl_index_[pick(rng_) % ttl_index_.size()];
+        if (now > e->deadline) {
+          ExpireEntry(Locate(e->key(), Hash(e->key())));
+          ++expired;
+        }
+      }
+    }
+    total += expired;
+    if (expired * 100 <= sampled * kAcceptableStalePercent) break;
+    if (iteration % 16 == 0) {
+      auto elapsed =
+          std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - start);
+      if (elapsed.count() >= budget_us) break;
+    }
+  }
+  if (total > 0) MaybeResize();
+  return total;
+}
+
+}  // namespace latch

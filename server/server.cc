@@ -1,0 +1,409 @@
+#include "server/server.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+
+#include "protocol/text.h"
+#include "server/command_table.h"
+#include "server/connection.h"
+#include "server/log.h"
+
+namespace latch {
+
+uint64_t Stats::InstantaneousOps() const {
+  uint64_t sum = 0;
+  for (uint64_t s : ops_samples) sum += s;
+  return sum / kOpsSamples;
+}
+
+namespace {
+
+std::string RandomHex(size_t n) {
+  std::random_device rd;
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < n; ++i) out.push_back(kHex[rd() % 16]);
+  return out;
+}
+
+// "ip:port", with brackets for IPv6 as Redis prints it.
+std::string FormatAddr(const sockaddr_storage& sa) {
+  char ip[INET6_ADDRSTRLEN] = "?";
+  int port = 0;
+  if (sa.ss_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(&sa);
+    uv_ip4_name(in, ip, sizeof(ip));
+    port = ntohs(in->sin_port);
+    return std::string(ip) + ":" + std::to_string(port);
+  }
+  if (sa.ss_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&sa);
+    uv_ip6_name(in6, ip, sizeof(ip));
+    port = ntohs(in6->sin6_port);
+    return "[" + std::string(ip) + "]:" + std::to_string(port);
+  }
+  return "?:0";
+}
+
+bool IsLoopback(const sockaddr_storage& sa) {
+  if (sa.ss_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(&sa);
+    return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+  }
+  if (sa.ss_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&sa);
+    if (IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr)) return true;
+    // An IPv4 loopback address mapped into IPv6 (::ffff:127.x.y.z).
+    return IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr) && in6->sin6_addr.s6_addr[12] == 127;
+  }
+  return false;
+}
+
+}  // namespace
+
+Server::Server(Config config, std::unique_ptr<Clock> clock)
+    : config_(std::move(config)), clock_(std::move(clock)) {
+  uv_loop_init(&loop_);
+  run_id_ = RandomHex(40);
+  start_mono_ms_ = clock_->MonoMs();
+  // Keys removed because their TTL passed are effects like any other: the log
+  // records a DEL so a replica of the log agrees with memory.
+  db_.set_expiry_listener([this](std::string_view key) {
+    ++stats_.expired_keys;
+    effects_.Del(key);
+  });
+}
+
+Server::~Server() {
+  CloseAll();
+  // Let libuv deliver the close callbacks, which free the handles.
+  uv_run(&loop_, UV_RUN_DEFAULT);
+  uv_loop_close(&loop_);
+}
+
+Connection* Server::ClientNext(Connection* c) { return c->next_; }
+
+Connection* Server::FindClient(uint64_t id) {
+  for (Connection* c = clients_head_; c != nullptr; c = c->next_) {
+    if (c->id() == id && !c->closing()) return c;
+  }
+  return nullptr;
+}
+
+bool Server::Listen() {
+  for (const std::string& spec : config_.bind) {
+    // A leading '-' marks an address that may be unavailable (Redis's
+    // syntax; for instance ::1 on a host without IPv6).
+    bool optional = !spec.empty() && spec[0] == '-';
+    std::string ip = optional ? spec.substr(1) : spec;
+    sockaddr_storage addr{};
+    int rc = ip.find(':') != std::string::npos
+                 ? uv_ip6_addr(ip.c_str(), static_cast<int>(config_.port),
+                               reinterpret_cast<sockaddr_in6*>(&addr))
+                 : uv_ip4_addr(ip.c_str(), static_cast<int>(config_.port),
+                               reinterpret_cast<sockaddr_in*>(&addr));
+    UvHandle<uv_tcp_t> tcp;
+    if (rc == 0) {
+      uv_tcp_init(&loop_, tcp.get());
+      tcp.MarkInitialized();
+      tcp->data = this;
+      unsigned flags = addr.ss_family == AF_INET6 ? UV_TCP_IPV6ONLY : 0;
+      rc = uv_tcp_bind(tcp.get(), reinterpret_cast<const sockaddr*>(&addr), flags);
+      if (rc == 0) {
+        rc = uv_listen(reinterpret_cast<uv_stream_t*>(tcp.get()),
+                       static_cast<int>(config_.tcp_backlog), OnConnection);
+      }
+    }
+    if (rc != 0) {
+      if (optional && (rc == UV_EADDRNOTAVAIL || rc == UV_EAFNOSUPPORT || rc == UV_EINVAL)) {
+        log::Verbose("Skipping optional bind address {}: {}", ip, uv_strerror(rc));
+        continue;
+      }
+      log::Warning("Warning: Could not create server TCP listening socket {}:{}: {}", ip,
+                   config_.port, uv_strerror(rc));
+      log::Warning("Failed listening on port {} (tcp), aborting.", config_.port);
+      return false;
+    }
+    listeners_.push_back(std::move(tcp));
+  }
+  if (listeners_.empty()) {
+    log::Warning("No address to listen on: check the bind setting.");
+    return false;
+  }
+  return true;
+}
+
+int Server::Run() {
+  log::Notice("latch {} (Redis protocol, lock server) starting: pid={}, port={}, config file {}",
+              kLatchVersion, static_cast<int>(getpid()), config_.port,
+              config_.config_file.empty() ? "(none: defaults)" : config_.config_file);
+  if (!Listen()) {
+    CloseAll();
+    return 1;
+  }
+
+  uv_timer_init(&loop_, cron_timer_.get());
+  cron_timer_.MarkInitialized();
+  cron_timer_->data = this;
+  RestartCronTimer();
+
+  uv_prepare_init(&loop_, before_sleep_.get());
+  before_sleep_.MarkInitialized();
+  before_sleep_->data = this;
+  uv_prepare_start(before_sleep_.get(), OnBeforeSleep);
+
+  for (auto* sig : {&sigterm_, &sigint_}) {
+    uv_signal_init(&loop_, sig->get());
+    sig->MarkInitialized();
+    (*sig)->data = this;
+  }
+  uv_signal_start(sigterm_.get(), OnSignal, SIGTERM);
+  uv_signal_start(sigint_.get(), OnSignal, SIGINT);
+
+  log::Notice("Ready to accept connections tcp");
+  uv_run(&loop_, UV_RUN_DEFAULT);
+
+  // Shutting down: replies already produced still go out, then every
+  // connection closes.
+  BeforeSleep();
+  log::Notice("latch is now ready to exit, bye bye...");
+  CloseAll();
+  return 0;
+}
+
+void Server::RestartCronTimer() {
+  uint64_t period = static_cast<uint64_t>(std::max<int64_t>(1, 1000 / config_.hz));
+  uv_timer_start(cron_timer_.get(), OnCron, period, period);
+}
+
+void Server::RequestShutdown() {
+  if (shutting_down_) return;
+  shutting_down_ = true;
+  log::Notice("User requested shutdown...");
+  // Stop accepting at once; the loop ends after this iteration.
+  for (auto& l : listeners_) l.Close();
+  listeners_.clear();
+  uv_stop(&loop_);
+}
+
+void Server::CloseAll() {
+  for (auto& l : listeners_) l.Close();
+  listeners_.clear();
+  cron_timer_.Close();
+  before_sleep_.Close();
+  sigterm_.Close();
+  sigint_.Close();
+  while (clients_head_ != nullptr) clients_head_->Close();
+}
+
+void Server::OnSignal(uv_signal_t* s, int signum) {
+  auto* server = static_cast<Server*>(s->data);
+  log::Warning("Received {} scheduling shutdown...", signum == SIGINT ? "SIGINT" : "SIGTERM");
+  server->RequestShutdown();
+}
+
+void Server::OnConnection(uv_stream_t* listener, int status) {
+  auto* server = static_cast<Server*>(listener->data);
+  if (status < 0) {
+    log::Warning("Accepting client connection: {}", uv_strerror(status));
+    return;
+  }
+  server->Accept(listener);
+}
+
+void Server::Accept(uv_stream_t* listener) {
+  auto* c = new Connection(*this, next_client_id_++);
+  uv_tcp_init(&loop_, c->handle());
+  if (uv_accept(listener, reinterpret_cast<uv_stream_t*>(c->handle())) != 0) {
+    uv_close(reinterpret_cast<uv_handle_t*>(c->handle()),
+             [](uv_handle_t* h) { delete static_cast<Connection*>(h->data); });
+    return;
+  }
+  ++stats_.total_connections_received;
+
+  // Link it first so every path below closes it the same way.
+  c->next_ = clients_head_;
+  if (clients_head_ != nullptr) clients_head_->prev_ = c;
+  clients_head_ = c;
+  ++num_clients_;
+
+  sockaddr_storage peer{}, local{};
+  int len = sizeof(peer);
+  uv_tcp_getpeername(c->handle(), reinterpret_cast<sockaddr*>(&peer), &len);
+  len = sizeof(local);
+  uv_tcp_getsockname(c->handle(), reinterpret_cast<sockaddr*>(&local), &len);
+  c->addr = FormatAddr(peer);
+  c->laddr = FormatAddr(local);
+  c->local = IsLoopback(peer);
+  uv_tcp_nodelay(c->handle(), 1);
+  if (config_.tcp_keepalive > 0) {
+    uv_tcp_keepalive(c->handle(), 1, static_cast<unsigned>(config_.tcp_keepalive));
+  }
+
+  if (num_clients_ > static_cast<size_t>(config_.maxclients)) {
+    ++stats_.rejected_connections;
+    resp::ReplyWriter(&c->output(), 2).Error("ERR max number of clients reached");
+    c->CloseAfterReply();
+    c->Flush();
+    return;
+  }
+  if (config_.protected_mode && config_.requirepass.empty() && !c->local) {
+    ++stats_.rejected_connections;
+    resp::ReplyWriter(&c->output(), 2)
+        .Error(
+            "DENIED Redis is running in protected mode because protected mode is enabled and no "
+            "password is set for the default user. In this mode connections are only accepted "
+            "from the loopback interface. If you want to connect from external computers to "
+            "Redis you may adopt one of the following solutions: 1) Just disable protected mode "
+            "sending the command 'CONFIG SET protected-mode no' from the loopback interface by "
+            "connecting to Redis from the same host the server is running, however MAKE SURE "
+            "Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to "
+            "make this change permanent. 2) Alternatively you can just disable the protected "
+            "mode by editing the Redis configuration file, and setting the protected mode option "
+            "to 'no', and then restarting the server. 3) If you started the server manually just "
+            "for testing, restart it with the '--protected-mode no' option. 4) Set up an "
+            "authentication password for the default user. NOTE: You only need to do one of the "
+            "above things in order for the server to start accepting connections from the "
+            "outside.");
+    c->CloseAfterReply();
+    c->Flush();
+    return;
+  }
+  c->Start();
+}
+
+void Server::OnClientOutput(Connection& c) {
+  if (!c.pending_flush_) {
+    c.pending_flush_ = true;
+    pending_flush_.push_back(&c);
+  }
+}
+
+void Server::OnClientClosed(Connection& c) {
+  if (c.pending_flush_) {
+    std::erase(pending_flush_, &c);
+    c.pending_flush_ = false;
+  }
+  if (c.prev_ != nullptr) c.prev_->next_ = c.next_;
+  if (c.next_ != nullptr) c.next_->prev_ = c.prev_;
+  if (clients_head_ == &c) clients_head_ = c.next_;
+  c.prev_ = c.next_ = nullptr;
+  --num_clients_;
+}
+
+void Server::OnBeforeSleep(uv_prepare_t* p) { static_cast<Server*>(p->data)->BeforeSleep(); }
+
+void Server::BeforeSleep() {
+  // Every connection with output gets one write. Flush() may close a
+  // connection, which removes it from pending_flush_, so walk a copy.
+  std::vector<Connection*> flush;
+  flush.swap(pending_flush_);
+  for (Connection* c : flush) {
+    if (!c->pending_flush_) continue;  // closed meanwhile
+    c->Flush();
+  }
+}
+
+void Server::OnCron(uv_timer_t* t) { static_cast<Server*>(t->data)->Cron(); }
+
+void Server::Cron() {
+  ++cron_runs_;
+  TimeSnapshot now = Now();
+
+  // Active expiry: up to 25% of the cron period, as Redis's slow cycle.
+  int64_t budget_us = 25 * 1000 * 1000 / 100 / config_.hz;
+  db_.ActiveExpireCycle(now.mono, budget_us);
+  // Finish any resize of the hash table a little at a time.
+  db_.RehashStep(100);
+
+  // Idle clients and clients stuck over their output limit.
+  ForEachClient([&](Connection& c) {
+    if (c.closing()) return;
+    if (config_.timeout > 0 && !c.monitor &&
+        now.mono - c.last_interaction_ms > config_.timeout * 1000) {
+      log::Verbose("Closing idle client id={} addr={}", c.id(), c.addr);
+      c.Close();
+      return;
+    }
+    if (c.pending_output() > 0) c.CheckOutputLimits();
+  });
+
+  // instantaneous_ops_per_sec: one sample every 100 ms.
+  if (now.mono - stats_.ops_sample_time_ms >= 100) {
+    int64_t dt = now.mono - stats_.ops_sample_time_ms;
+    uint64_t ops = stats_.total_commands_processed - stats_.ops_sample_count;
+    stats_.ops_samples[stats_.ops_sample_index] =
+        stats_.ops_sample_time_ms == 0 ? 0 : ops * 1000 / static_cast<uint64_t>(dt);
+    stats_.ops_sample_index = (stats_.ops_sample_index + 1) % Stats::kOpsSamples;
+    stats_.ops_sample_time_ms = now.mono;
+    stats_.ops_sample_count = stats_.total_commands_processed;
+  }
+}
+
+void Server::ApplyConfigChange(const std::string& name) {
+  if (name == "hz") {
+    RestartCronTimer();
+  } else if (name == "loglevel") {
+    log::SetLevel(config_.loglevel);
+  }
+}
+
+void Server::Dispatch(Connection& client, std::span<const std::string_view> argv) {
+  resp::ReplyWriter reply(&client.output(), client.resp);
+  size_t reply_start = client.output().size();
+  auto count_error = [&] {
+    if (client.output().size() > reply_start && client.output()[reply_start] == '-') {
+      ++stats_.total_error_replies;
+    }
+  };
+
+  const CommandSpec* cmd = CommandTable::Get().Find(argv[0]);
+  if (cmd == nullptr) {
+    // Like Redis: the name and the first arguments, each cut to 128 bytes.
+    std::string args;
+    for (size_t i = 1; i < argv.size() && args.size() < 128; ++i) {
+      args += "'" + std::string(argv[i].substr(0, 128 - args.size())) + "' ";
+    }
+    reply.Error("ERR unknown command '" + std::string(argv[0].substr(0, 128)) +
+                "', with args beginning with: " + args);
+    count_error();
+    return;
+  }
+  if (!cmd->subcommands.empty() && argv.size() >= 2) {
+    const CommandSpec* sub = nullptr;
+    for (const CommandSpec& s : cmd->subcommands) {
+      if (EqualsIgnoreCase(s.name, argv[1])) sub = &s;
+    }
+    if (sub == nullptr) {
+      std::string upper = cmd->name;
+      for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+      reply.Error("ERR unknown subcommand '" + std::string(argv[1].substr(0, 128)) + "'. Try " +
+                  upper + " HELP.");
+      count_error();
+      return;
+    }
+    cmd = sub;
+  }
+  int argc = static_cast<int>(argv.size());
+  if ((cmd->arity > 0 && cmd->arity != argc) || argc < -cmd->arity) {
+    reply.Error("ERR wrong number of arguments for '" + cmd->fullname + "' command");
+    count_error();
+    return;
+  }
+  if (!client.authenticated && !cmd->has(kCmdNoAuth)) {
+    reply.Error("NOAUTH Authentication required.");
+    count_error();
+    return;
+  }
+
+  CommandContext ctx{*this, client, argv, reply, db_, effects_, Now()};
+  cmd->handler(ctx);
+  ++stats_.total_commands_processed;
+  client.last_command = cmd->fullname;
+  count_error();
+}
+
+}  // namespace latch

@@ -1,0 +1,144 @@
+// The server: one libuv loop that owns every socket, timer and signal.
+//
+// Single-threaded by design: each command runs to completion on the loop, so
+// every command is atomic with no locks. That is the whole reason a SET NX or
+// a DELIFEQ is safe for locking: no other client's command can run in the
+// middle of it.
+//
+// One iteration of the loop:
+//   poll → read callbacks parse and execute requests (replies are buffered,
+//   effects go to the log batch) → before the loop sleeps again
+//   (BeforeSleep, a uv_prepare handle): the log batch is written (and fsynced
+//   for appendfsync always), then each connection with output is flushed
+//   with one write. Replies never leave before the effects they report are
+//   in the log.
+// Timers: the cron (hz times a second: active expiry, client timeouts,
+// rehashing, stats). Signals: SIGTERM and SIGINT shut down cleanly.
+#pragma once
+
+#include <uv.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "server/clock.h"
+#include "server/config.h"
+#include "server/effects.h"
+#include "server/keyspace.h"
+#include "server/uv_handle.h"
+
+namespace latch {
+
+class Connection;
+struct CommandSpec;
+
+struct Stats {
+  uint64_t total_connections_received = 0;
+  uint64_t total_commands_processed = 0;
+  uint64_t rejected_connections = 0;
+  uint64_t expired_keys = 0;
+  uint64_t keyspace_hits = 0;
+  uint64_t keyspace_misses = 0;
+  uint64_t total_net_input_bytes = 0;
+  uint64_t total_net_output_bytes = 0;
+  uint64_t total_error_replies = 0;
+  uint64_t unexpected_error_replies = 0;
+  // For instantaneous_ops_per_sec: samples of the command counter.
+  static constexpr int kOpsSamples = 16;
+  int64_t ops_sample_time_ms = 0;
+  uint64_t ops_sample_count = 0;
+  uint64_t ops_samples[kOpsSamples] = {};
+  int ops_sample_index = 0;
+  uint64_t InstantaneousOps() const;
+};
+
+class Server {
+ public:
+  Server(Config config, std::unique_ptr<Clock> clock);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Binds the listeners and runs the loop until shutdown. Returns the
+  // process exit code. Start-up errors (a port in use…) are logged and
+  // returned as a non-zero code.
+  int Run();
+
+  // Executes one request for `client`: lookup, arity, access checks, the
+  // handler, stats. The reply is appended to the client's output.
+  void Dispatch(Connection& client, std::span<const std::string_view> argv);
+
+  // Asks the loop to stop after this iteration (SHUTDOWN, signals).
+  void RequestShutdown();
+
+  // Applies a configuration change made by CONFIG SET to the running server.
+  void ApplyConfigChange(const std::string& name);
+
+  Config& config() { return config_; }
+  Keyspace& db() { return db_; }
+  Effects& effects() { return effects_; }
+  Stats& stats() { return stats_; }
+  const Clock& clock() const { return *clock_; }
+  TimeSnapshot Now() const { return {clock_->MonoMs(), clock_->WallMs()}; }
+  int64_t start_mono_ms() const { return start_mono_ms_; }
+  const std::string& run_id() const { return run_id_; }
+  size_t connected_clients() const { return num_clients_; }
+  uv_loop_t* loop() { return &loop_; }
+  int64_t cron_runs() const { return cron_runs_; }
+
+  template <typename F>
+  void ForEachClient(F&& f) {
+    for (Connection* c = clients_head_; c != nullptr;) {
+      Connection* next = ClientNext(c);
+      f(*c);
+      c = next;
+    }
+  }
+  Connection* FindClient(uint64_t id);
+
+  // Connection callbacks.
+  void OnClientOutput(Connection& c);  // c has output to flush before sleeping
+  void OnClientClosed(Connection& c);  // c is closing: unlink it
+
+ private:
+  static Connection* ClientNext(Connection* c);
+  static void OnConnection(uv_stream_t* listener, int status);
+  static void OnCron(uv_timer_t* t);
+  static void OnBeforeSleep(uv_prepare_t* p);
+  static void OnSignal(uv_signal_t* s, int signum);
+
+  bool Listen();
+  void Accept(uv_stream_t* listener);
+  void Cron();
+  void BeforeSleep();
+  void CloseAll();
+  void RestartCronTimer();
+
+  Config config_;
+  std::unique_ptr<Clock> clock_;
+  uv_loop_t loop_;
+  Keyspace db_;
+  Effects effects_;
+  Stats stats_;
+  std::string run_id_;
+  int64_t start_mono_ms_ = 0;
+  int64_t cron_runs_ = 0;
+  bool shutting_down_ = false;
+
+  std::vector<UvHandle<uv_tcp_t>> listeners_;
+  UvHandle<uv_timer_t> cron_timer_;
+  UvHandle<uv_prepare_t> before_sleep_;
+  UvHandle<uv_signal_t> sigterm_;
+  UvHandle<uv_signal_t> sigint_;
+
+  Connection* clients_head_ = nullptr;
+  size_t num_clients_ = 0;
+  uint64_t next_client_id_ = 1;
+  std::vector<Connection*> pending_flush_;
+};
+
+}  // namespace latch

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs the Debian packages latch needs that this machine lacks.
+#   tools/dev/deps.sh build   - to build and run the server
+#   tools/dev/deps.sh test    - also what the test suite uses
+# Uses sudo only when not root. Does nothing when everything is present.
+set -euo pipefail
+
+build_pkgs=(g++ cmake make pkg-config libuv1-dev libspdlog-dev libxxhash-dev)
+test_pkgs=(googletest libgtest-dev libgmock-dev redis-server redis-tools python3 python3-pytest
+           python3-redis tmux)
+
+want=("${build_pkgs[@]}")
+if [ "${1:-build}" = "test" ]; then want+=("${test_pkgs[@]}"); fi
+
+missing=()
+for p in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "Installing missing packages: ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# Debian starts redis-server as a service on install; the tests start their own.
+if printf '%s\n' "${missing[@]}" | grep -qx redis-server; then
+  $SUDO service redis-server stop >/dev/null 2>&1 || true
+fi
