@@ -46,6 +46,9 @@ RequestParser::Result RequestParser::Parse(std::string_view in, const ParseLimit
     started_ = true;
     inline_ = in[0] != '*';
     pos_ = 0;
+    if (inline_ && limits.strict) {
+      return Fail(std::string("ERR Protocol error: expected '*', got '") + in[0] + "'");
+    }
   }
   return inline_ ? ParseInline(in) : ParseMultibulk(in, limits);
 }
@@ -81,6 +84,7 @@ RequestParser::Result RequestParser::ParseMultibulk(std::string_view in,
     if (at + 1 >= in.size()) return std::string_view::npos;
     return at;
   };
+  auto bad_line_end = [&](size_t cr) { return limits.strict && in[cr + 1] != '\n'; };
 
   if (elements_left_ == 0) {
     // The "*<count>\r\n" header.
@@ -91,6 +95,7 @@ RequestParser::Result RequestParser::ParseMultibulk(std::string_view in,
       }
       return Result::kNeedMore;
     }
+    if (bad_line_end(cr)) return Fail("ERR Protocol error: expected CRLF after length");
     auto count = ParseInt64(in.substr(1, cr - 1));
     if (!count || *count > std::numeric_limits<int32_t>::max()) {
       return Fail("ERR Protocol error: invalid multibulk length");
@@ -120,6 +125,7 @@ RequestParser::Result RequestParser::ParseMultibulk(std::string_view in,
         }
         return Result::kNeedMore;
       }
+      if (bad_line_end(cr)) return Fail("ERR Protocol error: expected CRLF after length");
       if (in[pos_] != '$') {
         return Fail(std::string("ERR Protocol error: expected '$', got '") + in[pos_] + "'");
       }
@@ -137,6 +143,9 @@ RequestParser::Result RequestParser::ParseMultibulk(std::string_view in,
     // The payload and its trailing CRLF (which Redis skips unchecked).
     size_t need = static_cast<size_t>(bulk_len_) + 2;
     if (in.size() - pos_ < need) return Result::kNeedMore;
+    if (limits.strict && (in[pos_ + need - 2] != '\r' || in[pos_ + need - 1] != '\n')) {
+      return Fail("ERR Protocol error: expected CRLF after bulk");
+    }
     spans_.emplace_back(pos_, static_cast<size_t>(bulk_len_));
     pos_ += need;
     bulk_len_ = -1;

@@ -36,6 +36,11 @@ struct ParseLimits {
   // accepts small requests (10 elements, 16 KiB bulks) to bound what a
   // stranger can make the server buffer.
   bool unauthenticated = false;
+  // Strict framing, for reading the append-only log: inline requests are
+  // refused, and every line and bulk must end in CRLF. (Redis itself skips
+  // the two bytes after a bulk unchecked; a log deserves a stricter reader,
+  // so corruption is reported where it is, not somewhere later.)
+  bool strict = false;
 };
 
 // Longest inline request or length line accepted without a newline.

@@ -344,6 +344,9 @@ std::vector<CommandSpec> BuildTable() {
   command.flags = kCmdLoading | kCmdStale | kCmdSentinel;
   command.handler = Command;
   t.push_back(std::move(command));
+  t.push_back(Cmd("bgrewriteaof", 1, kCmdAdmin | kCmdNoScript, BgRewriteAof,
+                  {"admin", "slow", "dangerous"},
+                  srv("Asynchronously rewrite the append-only file", "1.0.0")));
   t.push_back(Cmd("shutdown", -1,
                   kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale | kCmdNoMulti |
                       kCmdSentinel | kCmdAllowBusy,

@@ -168,6 +168,7 @@ void CommandList(CommandContext&);
 void CommandGetKeys(CommandContext&);
 void CommandHelp(CommandContext&);
 void Shutdown(CommandContext&);
+void BgRewriteAof(CommandContext&);
 // scripting.cc
 void NoScripting(CommandContext&);
 }  // namespace commands

@@ -147,10 +147,21 @@ bool Connection::CheckOutputLimits() {
 void Connection::Flush() {
   pending_flush_ = false;
   if (closing_) return;
-  if (!write_in_flight_ && !out_.empty()) {
+  // Under appendfsync always, replies that report an effect leave only once
+  // the log has it on disk; everything before them may go now.
+  size_t sendable = out_.size();
+  if (held_from != kNotHeld) {
+    if (server_.ReplyIsDurable(held_until)) {
+      held_from = kNotHeld;
+      server_.OnHoldReleased();
+    } else {
+      sendable = held_from;
+    }
+  }
+  if (!write_in_flight_ && sendable > 0) {
     // Try to hand everything to the kernel right now; only what does not
     // fit goes through an asynchronous uv_write.
-    uv_buf_t buf = uv_buf_init(out_.data(), static_cast<unsigned>(out_.size()));
+    uv_buf_t buf = uv_buf_init(out_.data(), static_cast<unsigned>(sendable));
     int n = uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1);
     if (n == UV_EAGAIN || n == UV_ENOSYS) n = 0;
     if (n < 0) {
@@ -158,15 +169,13 @@ void Connection::Flush() {
       Close();
       return;
     }
-    server_.stats().total_net_output_bytes += static_cast<uint64_t>(n);
-    if (static_cast<size_t>(n) == out_.size()) {
-      out_.clear();
-      // Don't keep a huge buffer around after a big reply.
-      if (out_.capacity() > (1u << 20)) out_.shrink_to_fit();
-    } else {
-      out_.erase(0, static_cast<size_t>(n));
-      StartWrite();
-    }
+    size_t written = static_cast<size_t>(n);
+    server_.stats().total_net_output_bytes += written;
+    if (written < sendable) StartWrite(written, sendable - written);
+    out_.erase(0, sendable);
+    if (held_from != kNotHeld) held_from -= sendable;
+    // Don't keep a huge buffer around after a big reply.
+    if (out_.empty() && out_.capacity() > (1u << 20)) out_.shrink_to_fit();
   }
   if (!write_in_flight_ && out_.empty() && close_after_reply_) {
     Close();
@@ -176,9 +185,8 @@ void Connection::Flush() {
   UpdateReadState();
 }
 
-void Connection::StartWrite() {
-  inflight_.swap(out_);
-  out_.clear();
+void Connection::StartWrite(size_t offset, size_t len) {
+  inflight_.assign(out_, offset, len);
   uv_buf_t buf = uv_buf_init(inflight_.data(), static_cast<unsigned>(inflight_.size()));
   int rc = uv_write(&write_req_, reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1, OnWrite);
   if (rc != 0) {

@@ -74,6 +74,12 @@ class Connection {
   int64_t last_interaction_ms = 0;
   std::string last_command = "NULL";
   int64_t output_soft_limit_since_ms = 0;  // when output first exceeded the soft limit
+
+  // appendfsync always: output from byte held_from onward reports an effect
+  // that is not durable until the log's durable_end() reaches held_until.
+  static constexpr size_t kNotHeld = static_cast<size_t>(-1);
+  size_t held_from = kNotHeld;
+  uint64_t held_until = 0;
   int fd() const;
 
  private:
@@ -86,7 +92,9 @@ class Connection {
 
   void ProcessInput();
   void CompactInput();
-  void StartWrite();
+  // Sends out_[offset, offset+len) asynchronously (the part uv_try_write
+  // could not take).
+  void StartWrite(size_t offset, size_t len);
   void UpdateReadState();
   bool CheckOutputLimits();
 

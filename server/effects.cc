@@ -5,16 +5,20 @@
 
 namespace latch {
 
-void Effects::Set(std::string_view key, std::string_view value, int64_t unix_deadline_ms) {
-  ++count_;
-  if (sink_ == nullptr) return;
+void AppendSetRecord(std::string& out, std::string_view key, std::string_view value,
+                     int64_t unix_deadline_ms) {
   if (unix_deadline_ms == 0) {
-    resp::AppendRequest(*sink_, {"SET", key, value});
+    resp::AppendRequest(out, {"SET", key, value});
   } else {
     std::string at;
     AppendInt(at, unix_deadline_ms);
-    resp::AppendRequest(*sink_, {"SET", key, value, "PXAT", at});
+    resp::AppendRequest(out, {"SET", key, value, "PXAT", at});
   }
+}
+
+void Effects::Set(std::string_view key, std::string_view value, int64_t unix_deadline_ms) {
+  ++count_;
+  if (sink_ != nullptr) AppendSetRecord(*sink_, key, value, unix_deadline_ms);
 }
 
 void Effects::Del(std::string_view key) {

@@ -16,6 +16,11 @@
 
 namespace latch {
 
+// Appends the record `SET key value [PXAT unix_deadline_ms]` (no PXAT when
+// the deadline is 0). Shared by Effects and the log rewrite.
+void AppendSetRecord(std::string& out, std::string_view key, std::string_view value,
+                     int64_t unix_deadline_ms);
+
 class Effects {
  public:
   // `unix_deadline_ms` is 0 for a key without TTL.

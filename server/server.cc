@@ -163,15 +163,80 @@ int Server::Run() {
   uv_signal_start(sigterm_.get(), OnSignal, SIGTERM);
   uv_signal_start(sigint_.get(), OnSignal, SIGINT);
 
-  log::Notice("Ready to accept connections tcp");
+  StartLoading();
   uv_run(&loop_, UV_RUN_DEFAULT);
 
-  // Shutting down: replies already produced still go out, then every
-  // connection closes.
+  // Shutting down: replies already produced still go out, the log is
+  // written and fsynced, then every connection closes.
   BeforeSleep();
-  log::Notice("latch is now ready to exit, bye bye...");
+  if (aof_ != nullptr) aof_->Shutdown();
+  if (exit_code_ == 0) log::Notice("latch is now ready to exit, bye bye...");
   CloseAll();
-  return 0;
+  return exit_code_;
+}
+
+void Server::Fatal(const std::string& message) {
+  log::Warning("{}", message);
+  exit_code_ = 1;
+  StopLoop();
+}
+
+void Server::StartLoading() {
+  if (!config_.appendonly) {
+    log::Notice("Ready to accept connections tcp (appendonly no: nothing is logged)");
+    return;
+  }
+  loader_ = std::make_unique<AofLoader>(config_, db_);
+  if (auto err = loader_->Open()) return Fatal(*err);
+  if (!loader_->exists()) {
+    FinishLoading();
+    return;
+  }
+  // Replay in slices so that clients connecting meanwhile are told LOADING.
+  loading_ = true;
+  loading_start_ms_ = clock_->MonoMs();
+  last_progress_log_ms_ = loading_start_ms_;
+  log::Notice("Loading the append only file '{}' ({} bytes)...", config_.appendfilename,
+              loader_->total_bytes());
+  uv_idle_init(&loop_, load_idle_.get());
+  load_idle_.MarkInitialized();
+  load_idle_->data = this;
+  uv_idle_start(load_idle_.get(), OnLoadStep);
+}
+
+void Server::OnLoadStep(uv_idle_t* idle) { static_cast<Server*>(idle->data)->LoadStep(); }
+
+void Server::LoadStep() {
+  AofLoader::State state = loader_->Step(Now(), 50'000);
+  int64_t now = clock_->MonoMs();
+  if (state == AofLoader::State::kMore && now - last_progress_log_ms_ >= 1000) {
+    last_progress_log_ms_ = now;
+    uint64_t total = std::max<uint64_t>(loader_->total_bytes(), 1);
+    log::Notice("Loading the log: {} of {} bytes ({:.1f}%), {} commands", loader_->loaded_bytes(),
+                loader_->total_bytes(), 100.0 * static_cast<double>(loader_->loaded_bytes()) /
+                                            static_cast<double>(total),
+                loader_->records());
+  }
+  if (state == AofLoader::State::kMore) return;
+  load_idle_.Close();
+  if (state == AofLoader::State::kFailed) return Fatal(loader_->error());
+  log::Notice("DB loaded from append only file: {} keys loaded, {} keys already expired, {} "
+              "commands, {} bytes, {:.3f} seconds",
+              db_.size(), loader_->expired_on_load(), loader_->records(),
+              loader_->loaded_bytes(), static_cast<double>(now - loading_start_ms_) / 1000.0);
+  FinishLoading();
+}
+
+void Server::FinishLoading() {
+  aof_ = std::make_unique<Aof>(config_, db_);
+  if (auto err = aof_->Open()) {
+    aof_.reset();
+    return Fatal(*err);
+  }
+  effects_.set_sink(aof_->batch());
+  loading_ = false;
+  log::Notice("Ready to accept connections tcp (appendonly yes, appendfsync {})",
+              FsyncPolicyName(config_.appendfsync));
 }
 
 void Server::RestartCronTimer() {
@@ -181,8 +246,12 @@ void Server::RestartCronTimer() {
 
 void Server::RequestShutdown() {
   if (shutting_down_) return;
-  shutting_down_ = true;
   log::Notice("User requested shutdown...");
+  StopLoop();
+}
+
+void Server::StopLoop() {
+  shutting_down_ = true;
   // Stop accepting at once; the loop ends after this iteration.
   for (auto& l : listeners_) l.Close();
   listeners_.clear();
@@ -190,6 +259,7 @@ void Server::RequestShutdown() {
 }
 
 void Server::CloseAll() {
+  load_idle_.Close();
   for (auto& l : listeners_) l.Close();
   listeners_.clear();
   cron_timer_.Close();
@@ -283,6 +353,10 @@ void Server::OnClientOutput(Connection& c) {
 }
 
 void Server::OnClientClosed(Connection& c) {
+  if (c.held_from != Connection::kNotHeld) {
+    c.held_from = Connection::kNotHeld;
+    --held_clients_;
+  }
   if (c.pending_flush_) {
     std::erase(pending_flush_, &c);
     c.pending_flush_ = false;
@@ -297,7 +371,11 @@ void Server::OnClientClosed(Connection& c) {
 void Server::OnBeforeSleep(uv_prepare_t* p) { static_cast<Server*>(p->data)->BeforeSleep(); }
 
 void Server::BeforeSleep() {
-  // Every connection with output gets one write. Flush() may close a
+  // The log first: one write (and, for appendfsync always, one fdatasync)
+  // for every effect of this iteration, so no reply below can report an
+  // effect the log does not have.
+  if (aof_ != nullptr) aof_->Flush(clock_->MonoMs());
+  // Then every connection with output gets one write. Flush() may close a
   // connection, which removes it from pending_flush_, so walk a copy.
   std::vector<Connection*> flush;
   flush.swap(pending_flush_);
@@ -318,6 +396,19 @@ void Server::Cron() {
   db_.ActiveExpireCycle(now.mono, budget_us);
   // Finish any resize of the hash table a little at a time.
   db_.RehashStep(100);
+
+  if (aof_ != nullptr) {
+    aof_->Cron(now.mono, now);
+    // Replies parked behind a log that could not be written: after a
+    // successful retry they may leave.
+    if (held_clients_ > 0) {
+      ForEachClient([&](Connection& c) {
+        if (c.held_from != Connection::kNotHeld && ReplyIsDurable(c.held_until)) {
+          OnClientOutput(c);
+        }
+      });
+    }
+  }
 
   // Idle clients and clients stuck over their output limit.
   ForEachClient([&](Connection& c) {
@@ -398,12 +489,35 @@ void Server::Dispatch(Connection& client, std::span<const std::string_view> argv
     count_error();
     return;
   }
+  // A log that cannot be written must not acknowledge writes (Redis also
+  // answers PING this way, so health checks notice).
+  if (aof_ != nullptr && !aof_->write_ok() &&
+      (cmd->has(kCmdWrite) || cmd->handler == commands::Ping)) {
+    reply.Error("MISCONF " + aof_->write_error());
+    count_error();
+    return;
+  }
+  if (loading_ && !cmd->has(kCmdLoading)) {
+    reply.Error("LOADING latch is loading the dataset in memory");
+    count_error();
+    return;
+  }
 
+  uint64_t effects_before = effects_.count();
   CommandContext ctx{*this, client, argv, reply, db_, effects_, Now()};
   cmd->handler(ctx);
   ++stats_.total_commands_processed;
   client.last_command = cmd->fullname;
   count_error();
+  // appendfsync always: this reply reports an effect; it leaves once the
+  // log has it on disk (Connection::Flush).
+  if (aof_ != nullptr && aof_->holds_replies() && effects_.count() != effects_before) {
+    if (client.held_from == Connection::kNotHeld) {
+      client.held_from = reply_start;
+      ++held_clients_;
+    }
+    client.held_until = aof_->appended_end();
+  }
 }
 
 }  // namespace latch

@@ -13,7 +13,11 @@
 //   with one write. Replies never leave before the effects they report are
 //   in the log.
 // Timers: the cron (hz times a second: active expiry, client timeouts,
-// rehashing, stats). Signals: SIGTERM and SIGINT shut down cleanly.
+// rehashing, the log's everysec fsync and rewrites, stats). Signals: SIGTERM
+// and SIGINT shut down cleanly.
+//
+// Start-up: listen, then replay the log in slices on the loop (clients that
+// connect meanwhile get -LOADING), then open the log for appending.
 #pragma once
 
 #include <uv.h>
@@ -25,6 +29,8 @@
 #include <string_view>
 #include <vector>
 
+#include "server/aof.h"
+#include "server/aof_loader.h"
 #include "server/clock.h"
 #include "server/config.h"
 #include "server/effects.h"
@@ -89,6 +95,11 @@ class Server {
   size_t connected_clients() const { return num_clients_; }
   uv_loop_t* loop() { return &loop_; }
   int64_t cron_runs() const { return cron_runs_; }
+  bool loading() const { return loading_; }
+  // The log, or nullptr when appendonly is no (or while loading).
+  Aof* aof() { return aof_.get(); }
+  const AofLoader* loader() const { return loader_.get(); }
+  int64_t loading_start_ms() const { return loading_start_ms_; }
 
   template <typename F>
   void ForEachClient(F&& f) {
@@ -103,6 +114,11 @@ class Server {
   // Connection callbacks.
   void OnClientOutput(Connection& c);  // c has output to flush before sleeping
   void OnClientClosed(Connection& c);  // c is closing: unlink it
+  // Whether a reply that waits for the log up to byte `until` may leave.
+  bool ReplyIsDurable(uint64_t until) const {
+    return aof_ == nullptr || aof_->durable_end() >= until;
+  }
+  void OnHoldReleased() { --held_clients_; }
 
  private:
   static Connection* ClientNext(Connection* c);
@@ -110,6 +126,7 @@ class Server {
   static void OnCron(uv_timer_t* t);
   static void OnBeforeSleep(uv_prepare_t* p);
   static void OnSignal(uv_signal_t* s, int signum);
+  static void OnLoadStep(uv_idle_t* idle);
 
   bool Listen();
   void Accept(uv_stream_t* listener);
@@ -117,6 +134,11 @@ class Server {
   void BeforeSleep();
   void CloseAll();
   void RestartCronTimer();
+  void StartLoading();
+  void LoadStep();
+  void FinishLoading();
+  void Fatal(const std::string& message);
+  void StopLoop();
 
   Config config_;
   std::unique_ptr<Clock> clock_;
@@ -128,6 +150,17 @@ class Server {
   int64_t start_mono_ms_ = 0;
   int64_t cron_runs_ = 0;
   bool shutting_down_ = false;
+  int exit_code_ = 0;
+
+  // The append-only log and its replay.
+  std::unique_ptr<Aof> aof_;
+  std::unique_ptr<AofLoader> loader_;
+  UvHandle<uv_idle_t> load_idle_;
+  bool loading_ = false;
+  int64_t loading_start_ms_ = 0;
+  int64_t last_progress_log_ms_ = 0;
+  // Connections whose replies wait for the log to be durable.
+  size_t held_clients_ = 0;
 
   std::vector<UvHandle<uv_tcp_t>> listeners_;
   UvHandle<uv_timer_t> cron_timer_;

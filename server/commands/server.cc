@@ -180,16 +180,55 @@ class InfoBuilder {
 
   void PersistenceSection() {
     Section("Persistence");
-    Field("loading", int64_t{0});
+    const AofLoader* loader = s_.loader();
+    bool loading = s_.loading() && loader != nullptr;
+    Field("loading", int64_t{loading});
     Field("async_loading", int64_t{0});
+    if (loading) {
+      uint64_t total = loader->total_bytes(), done = loader->loaded_bytes();
+      int64_t elapsed_ms = ctx_.now.mono - s_.loading_start_ms();
+      Field("loading_start_time", (ctx_.now.wall_ms - elapsed_ms) / 1000);
+      Field("loading_total_bytes", total);
+      Field("loading_loaded_bytes", done);
+      Field("loading_loaded_perc",
+            std::to_string(total ? 100.0 * static_cast<double>(done) / static_cast<double>(total)
+                                 : 0.0));
+      int64_t eta = done > 0 ? static_cast<int64_t>(static_cast<double>(elapsed_ms) *
+                                                    static_cast<double>(total - done) /
+                                                    static_cast<double>(done) / 1000.0)
+                             : 1;
+      Field("loading_eta_seconds", eta);
+    }
     Field("rdb_changes_since_last_save", s_.effects().count());
     Field("rdb_bgsave_in_progress", int64_t{0});
     Field("rdb_last_bgsave_status", std::string("ok"));
-    Field("aof_enabled", int64_t{0});
-    Field("aof_rewrite_in_progress", int64_t{0});
+    Aof* aof = s_.aof();
+    Field("aof_enabled", int64_t{s_.config().appendonly});
+    Field("aof_rewrite_in_progress", int64_t{aof != nullptr && aof->rewrite_in_progress()});
     Field("aof_rewrite_scheduled", int64_t{0});
-    Field("aof_last_bgrewrite_status", std::string("ok"));
-    Field("aof_last_write_status", std::string("ok"));
+    Field("aof_last_rewrite_time_sec", aof ? aof->last_rewrite_time_sec() : int64_t{-1});
+    Field("aof_current_rewrite_time_sec",
+          aof ? aof->current_rewrite_time_sec(ctx_.now.mono) : int64_t{-1});
+    Field("aof_last_bgrewrite_status",
+          std::string(aof == nullptr || aof->last_rewrite_ok() ? "ok" : "err"));
+    Field("aof_rewrites", aof ? aof->rewrites() : uint64_t{0});
+    Field("aof_last_write_status", std::string(aof == nullptr || aof->write_ok() ? "ok" : "err"));
+    if (aof != nullptr) {
+      Field("aof_current_size", aof->current_size());
+      Field("aof_base_size", aof->base_size());
+      Field("aof_pending_rewrite", int64_t{0});
+      Field("aof_buffer_length", aof->buffer_length());
+      Field("aof_pending_bio_fsync", aof->pending_bio_fsync());
+      Field("aof_delayed_fsync", aof->delayed_fsync());
+      // latch's own: how the log's durability is paid for.
+      Field("latch_aof_fsync_policy", std::string(FsyncPolicyName(s_.config().appendfsync)));
+      Field("latch_aof_writes", aof->writes());
+      Field("latch_aof_fsyncs", aof->fsyncs());
+      Field("latch_aof_fsync_micros", aof->fsync_micros());
+      if (s_.loader() != nullptr && s_.loader()->truncated_at() >= 0) {
+        Field("latch_aof_truncated_at_load", s_.loader()->truncated_at());
+      }
+    }
   }
 
   void StatsSection() {
@@ -446,6 +485,21 @@ void CommandHelp(CommandContext& ctx) {
   };
   ctx.reply.Array(std::size(kLines));
   for (const char* l : kLines) ctx.reply.Simple(l);
+}
+
+// ---------------------------------------------------------------- BGREWRITEAOF
+
+void BgRewriteAof(CommandContext& ctx) {
+  Aof* aof = ctx.server.aof();
+  if (aof == nullptr) {
+    ctx.reply.Error("ERR the append-only log is disabled (appendonly no)");
+    return;
+  }
+  if (auto err = aof->Rewrite(ctx.now)) {
+    ctx.reply.Error("ERR " + *err);
+    return;
+  }
+  ctx.reply.Simple("Background append only file rewriting started");
 }
 
 // ---------------------------------------------------------------- SHUTDOWN

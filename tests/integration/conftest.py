@@ -1,0 +1,68 @@
+"""Fixtures: a latch-server and a redis-server per test module, fresh
+connections per test, and a factory for servers with custom arguments."""
+
+import shutil
+
+import pytest
+
+import latchtest as lt
+
+# Arguments for latch in the differential fixtures. Lock-safety features that
+# Redis does not have (a TTL cap, the restart quarantine) are turned off so
+# that the comparison is about the commands both servers share.
+COMPAT_ARGS = ("--max-lock-ttl", "0", "--quarantine", "never")
+
+
+@pytest.fixture(scope="module")
+def latch_server(tmp_path_factory):
+    srv = lt.start_latch(str(tmp_path_factory.mktemp("latch")), *COMPAT_ARGS)
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="module")
+def redis_server(tmp_path_factory):
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server (Debian package redis-server) is not installed")
+    srv = lt.start_redis(str(tmp_path_factory.mktemp("redis")))
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def server_factory(tmp_path_factory):
+    """Starts extra servers with custom arguments; all are killed at teardown."""
+    started = []
+
+    def make(kind="latch", *extra):
+        workdir = str(tmp_path_factory.mktemp(kind))
+        if kind == "latch":
+            srv = lt.start_latch(workdir, *extra)
+        else:
+            srv = lt.start_redis(workdir, *extra)
+        started.append(srv)
+        return srv
+
+    yield make
+    for s in started:
+        s.stop()
+
+
+@pytest.fixture
+def pair(latch_server, redis_server):
+    """A connection to each server, after FLUSHALL on both."""
+    p = lt.Pair(latch_server.port, redis_server.port)
+    assert p.both("FLUSHALL") == (b"+OK\r\n", b"+OK\r\n")
+    yield p
+    p.close()
+    assert latch_server.alive(), "latch-server died:\n" + latch_server.log_text()
+
+
+@pytest.fixture
+def latch(latch_server):
+    """One fresh raw connection to the module's latch-server, after FLUSHALL."""
+    c = latch_server.conn()
+    assert c.cmd("FLUSHALL") == b"OK"
+    yield c
+    c.close()
+    assert latch_server.alive(), "latch-server died:\n" + latch_server.log_text()

@@ -1,0 +1,468 @@
+// Keyspace: storage, deadlines, lazy and active expiry, incremental rehash.
+// Driven through the public API only, with explicit monotonic times.
+#include "server/keyspace.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace latch {
+namespace {
+
+std::string Key(size_t i) { return "key:" + std::to_string(i); }
+std::string Val(size_t i) { return "value-" + std::to_string(i * 7919); }
+
+// The value stored under `key`, or "<missing>".
+std::string ValueAt(Keyspace& ks, std::string_view key, int64_t now) {
+  const Keyspace::Entry* e = ks.Find(key, now);
+  return e == nullptr ? "<missing>" : std::string(e->value());
+}
+
+TEST(KeyspaceTest, SetFindErase) {
+  Keyspace ks;
+  EXPECT_EQ(ks.Find("a", 1), nullptr);
+  EXPECT_EQ(ks.size(), 0u);
+
+  ks.Set("a", "1", kNoDeadline);
+  const Keyspace::Entry* e = ks.Find("a", 1);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->key(), "a");
+  EXPECT_EQ(e->value(), "1");
+  EXPECT_FALSE(e->has_deadline());
+  EXPECT_EQ(ks.size(), 1u);
+  EXPECT_EQ(ks.keys_with_deadline(), 0u);
+
+  ks.Set("b", "2", kNoDeadline);
+  EXPECT_EQ(ks.size(), 2u);
+  EXPECT_EQ(ValueAt(ks, "a", 1), "1");
+  EXPECT_EQ(ValueAt(ks, "b", 1), "2");
+
+  EXPECT_TRUE(ks.Erase("a"));
+  EXPECT_FALSE(ks.Erase("a"));
+  EXPECT_FALSE(ks.Erase("never"));
+  EXPECT_EQ(ks.Find("a", 1), nullptr);
+  EXPECT_EQ(ValueAt(ks, "b", 1), "2");
+  EXPECT_EQ(ks.size(), 1u);
+}
+
+TEST(KeyspaceTest, BinaryKeysAndValues) {
+  Keyspace ks;
+  const std::string k1("a\0b", 3), k2("a\0c", 3), k3("a", 1), crlf("\r\n\r\n", 4);
+  const std::string high("\xff\xfe\x00\x80", 4);
+  const std::string v1("x\0y\0z", 5), v2("\r\n$3\r\n", 7);
+  ks.Set(k1, v1, kNoDeadline);
+  ks.Set(k2, v2, kNoDeadline);
+  ks.Set(k3, high, kNoDeadline);
+  ks.Set(crlf, "", kNoDeadline);
+  ks.Set("", "empty key", kNoDeadline);
+  EXPECT_EQ(ks.size(), 5u);
+
+  EXPECT_EQ(ValueAt(ks, k1, 1), v1);
+  EXPECT_EQ(ValueAt(ks, k2, 1), v2);
+  EXPECT_EQ(ValueAt(ks, k3, 1), high);
+  EXPECT_EQ(ValueAt(ks, "", 1), "empty key");
+  const Keyspace::Entry* e = ks.Find(crlf, 1);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->value().size(), 0u);
+  EXPECT_EQ(e->key(), crlf);
+  // A prefix up to the NUL is a different key.
+  EXPECT_EQ(ks.Find(std::string("a\0", 2), 1), nullptr);
+
+  EXPECT_TRUE(ks.Erase(k1));
+  EXPECT_EQ(ks.Find(k1, 1), nullptr);
+  EXPECT_EQ(ValueAt(ks, k2, 1), v2);
+  EXPECT_EQ(ValueAt(ks, k3, 1), high);
+}
+
+TEST(KeyspaceTest, ReplaceValueWithSameAndDifferentLength) {
+  Keyspace ks;
+  ks.Set("k", "abcd", kNoDeadline);
+  ks.Set("other", "o", 500);
+  ks.Set("k", "wxyz", kNoDeadline);  // same length
+  EXPECT_EQ(ValueAt(ks, "k", 1), "wxyz");
+  ks.Set("k", "a much longer value than before", kNoDeadline);
+  EXPECT_EQ(ValueAt(ks, "k", 1), "a much longer value than before");
+  ks.Set("k", "s", kNoDeadline);
+  EXPECT_EQ(ValueAt(ks, "k", 1), "s");
+  ks.Set("k", "", kNoDeadline);
+  EXPECT_EQ(ValueAt(ks, "k", 1), "");
+  EXPECT_EQ(ks.size(), 2u);
+
+  // Replacing a key that has a deadline, both in place and with a new
+  // allocation, keeps the TTL index consistent.
+  ks.Set("t", "1234", 100);
+  EXPECT_EQ(ks.keys_with_deadline(), 2u);
+  ks.Set("t", "5678", 200);  // same length, new deadline
+  ASSERT_NE(ks.Find("t", 150), nullptr);
+  EXPECT_EQ(ks.Find("t", 150)->deadline, 200);
+  ks.Set("t", "longer value", 300);  // new allocation, new deadline
+  EXPECT_EQ(ks.Find("t", 250)->deadline, 300);
+  EXPECT_EQ(ks.keys_with_deadline(), 2u);
+  ks.Set("t", "x", kNoDeadline);  // new allocation, deadline removed
+  EXPECT_EQ(ks.keys_with_deadline(), 1u);
+  EXPECT_EQ(ValueAt(ks, "t", 1'000'000), "x");
+  ks.Set("t", "yy", 400);  // deadline added again
+  EXPECT_EQ(ks.keys_with_deadline(), 2u);
+  EXPECT_EQ(ks.size(), 3u);
+  // "other" is still indexed correctly after all that swapping: it expires.
+  EXPECT_EQ(ks.Find("other", 501), nullptr);
+  EXPECT_EQ(ks.keys_with_deadline(), 1u);
+  EXPECT_EQ(ks.Find("t", 401), nullptr);
+  EXPECT_EQ(ks.keys_with_deadline(), 0u);
+  EXPECT_EQ(ks.size(), 1u);
+}
+
+TEST(KeyspaceTest, KeyIsVisibleUntilNowPassesItsDeadline) {
+  Keyspace ks;
+  ks.Set("k", "v", 100);
+  const Keyspace::Entry* e = ks.Find("k", 99);
+  ASSERT_NE(e, nullptr);
+  EXPECT_TRUE(e->has_deadline());
+  EXPECT_EQ(e->deadline, 100);
+  // Redis's rule: expired only when now > deadline.
+  EXPECT_NE(ks.Find("k", 100), nullptr);
+  EXPECT_EQ(ks.Find("k", 101), nullptr);
+  EXPECT_EQ(ks.size(), 0u);
+  EXPECT_EQ(ks.keys_with_deadline(), 0u);
+  // Gone for good, even if asked about an earlier instant afterwards.
+  EXPECT_EQ(ks.Find("k", 50), nullptr);
+}
+
+TEST(KeyspaceTest, LazyExpiryCallsTheListenerOnceWithTheKey) {
+  Keyspace ks;
+  std::vector<std::string> expired;
+  ks.set_expiry_listener([&](std::string_view key) { expired.emplace_back(key); });
+  const std::string binary("lock\0\r\n", 7);
+  ks.Set(binary, "token", 50);
+  ks.Set("later", "v", 500);
+  ks.Set("forever", "v", kNoDeadline);
+
+  EXPECT_EQ(ks.Find(binary, 100), nullptr);
+  ASSERT_EQ(expired.size(), 1u);
+  EXPECT_EQ(expired[0], binary);
+  EXPECT_EQ(ks.Find(binary, 100), nullptr);
+  EXPECT_EQ(ks.Find(binary, 200), nullptr);
+  EXPECT_EQ(expired.size(), 1u);
+
+  EXPECT_NE(ks.Find("later", 100), nullptr);
+  EXPECT_NE(ks.Find("forever", 1'000'000'000), nullptr);
+  EXPECT_EQ(expired.size(), 1u);
+
+  // An explicit Erase, SetDeadline or overwrite is not an expiry.
+  ks.Set("d", "v", 10);
+  EXPECT_TRUE(ks.Erase("d"));
+  ks.Set("e", "v", 10);
+  ks.Set("e", "v2", kNoDeadline);
+  EXPECT_NE(ks.Find("e", 1000), nullptr);
+  EXPECT_EQ(expired.size(), 1u);
+
+  EXPECT_EQ(ks.Find("later", 501), nullptr);
+  ASSERT_EQ(expired.size(), 2u);
+  EXPECT_EQ(expired[1], "later");
+  EXPECT_EQ(ks.size(), 2u);  // forever, e
+}
+
+TEST(KeyspaceTest, KeepDeadline) {
+  Keyspace ks;
+  ks.Set("k", "v1", 100);
+  ks.Set("k", "v2", 999, /*keep_deadline=*/true);  // same length
+  ASSERT_NE(ks.Find("k", 1), nullptr);
+  EXPECT_EQ(ks.Find("k", 1)->deadline, 100);
+  EXPECT_EQ(ValueAt(ks, "k", 1), "v2");
+  ks.Set("k", "a longer value", kNoDeadline, true);  // new allocation
+  EXPECT_EQ(ks.Find("k", 1)->deadline, 100);
+  EXPECT_EQ(ValueAt(ks, "k", 1), "a longer value");
+  EXPECT_EQ(ks.keys_with_deadline(), 1u);
+  EXPECT_EQ(ks.Find("k", 101), nullptr);
+
+  // A key without TTL keeps having none.
+  ks.Set("p", "v", kNoDeadline);
+  ks.Set("p", "w", 100, true);
+  EXPECT_FALSE(ks.Find("p", 1)->has_deadline());
+  EXPECT_EQ(ks.keys_with_deadline(), 0u);
+  EXPECT_NE(ks.Find("p", 1'000'000), nullptr);
+
+  // A new key takes the deadline given.
+  ks.Set("n", "v", 300, true);
+  EXPECT_EQ(ks.Find("n", 1)->deadline, 300);
+  EXPECT_EQ(ks.keys_with_deadline(), 1u);
+
+  // Without keep_deadline the new deadline (or none) replaces the old one.
+  ks.Set("n", "v", kNoDeadline);
+  EXPECT_FALSE(ks.Find("n", 1)->has_deadline());
+  EXPECT_EQ(ks.keys_with_deadline(), 0u);
+}
+
+TEST(KeyspaceTest, SetDeadlineAddsChangesAndRemoves) {
+  Keyspace ks;
+  EXPECT_FALSE(ks.SetDeadline("missing", 100));
+  EXPECT_EQ(ks.size(), 0u);
+  EXPECT_EQ(ks.keys_with_deadline(), 0u);
+
+  ks.Set("k", "v", kNoDeadline);
+  EXPECT_TRUE(ks.SetDeadline("k", 100));
+  EXPECT_EQ(ks.keys_with_deadline(), 1u);
+  EXPECT_TRUE(ks.SetDeadline("k", 200));  // change: still one indexed key
+  EXPECT_EQ(ks.keys_with_deadline(), 1u);
+  EXPECT_NE(ks.Find("k", 150), nullptr);
+  EXPECT_NE(ks.Find("k", 200), nullptr);
+  EXPECT_EQ(ks.Find("k", 201), nullptr);
+  EXPECT_EQ(ks.keys_with_deadline(), 0u);
+
+  ks.Set("p", "v", kNoDeadline);
+  EXPECT_TRUE(ks.SetDeadline("p", 100));
+  EXPECT_TRUE(ks.SetDeadline("p", kNoDeadline));
+  EXPECT_EQ(ks.keys_with_deadline(), 0u);
+  EXPECT_TRUE(ks.SetDeadline("p", kNoDeadline));  // removing twice is harmless
+  EXPECT_EQ(ks.keys_with_deadline(), 0u);
+  EXPECT_NE(ks.Find("p", 1'000'000'000), nullptr);
+  EXPECT_EQ(ks.size(), 1u);
+}
+
+TEST(KeyspaceTest, SizeAndTtlIndexBookkeeping) {
+  Keyspace ks;
+  constexpr size_t kN = 2000;
+  for (size_t i = 0; i < kN; ++i) {
+    ks.Set(Key(i), Val(i), i % 2 == 0 ? static_cast<int64_t>(1000 + i) : kNoDeadline);
+  }
+  EXPECT_EQ(ks.size(), kN);
+  EXPECT_EQ(ks.keys_with_deadline(), kN / 2);
+  // Erase every fourth key (half of them have a TTL).
+  size_t erased_with_ttl = 0;
+  for (size_t i = 0; i < kN; i += 4) {
+    EXPECT_TRUE(ks.Erase(Key(i)));
+    ++erased_with_ttl;
+  }
+  for (size_t i = 1; i < kN; i += 4) {
+    EXPECT_TRUE(ks.Erase(Key(i)));
+  }
+  EXPECT_EQ(ks.size(), kN / 2);
+  EXPECT_EQ(ks.keys_with_deadline(), kN / 2 - erased_with_ttl);
+  size_t seen = 0, seen_with_ttl = 0;
+  ks.ForEach([&](const Keyspace::Entry& e) {
+    ++seen;
+    seen_with_ttl += e.has_deadline();
+  });
+  EXPECT_EQ(seen, ks.size());
+  EXPECT_EQ(seen_with_ttl, ks.keys_with_deadline());
+  EXPECT_GT(ks.memory_bytes(), 0u);
+}
+
+TEST(KeyspaceTest, ClearRemovesEverythingWithoutExpiryNotifications) {
+  Keyspace ks;
+  int notified = 0;
+  ks.set_expiry_listener([&](std::string_view) { ++notified; });
+  for (size_t i = 0; i < 5000; ++i) ks.Set(Key(i), Val(i), i % 3 == 0 ? 10 : kNoDeadline);
+  const size_t full = ks.memory_bytes();
+  ks.Clear();
+  EXPECT_EQ(ks.size(), 0u);
+  EXPECT_EQ(ks.keys_with_deadline(), 0u);
+  EXPECT_LT(ks.memory_bytes(), full / 10);
+  EXPECT_EQ(notified, 0);
+  EXPECT_EQ(ks.Find(Key(1), 1), nullptr);
+  size_t seen = 0;
+  ks.ForEach([&](const Keyspace::Entry&) { ++seen; });
+  EXPECT_EQ(seen, 0u);
+  // Usable again afterwards.
+  ks.Set("again", "v", 100);
+  EXPECT_EQ(ValueAt(ks, "again", 1), "v");
+  EXPECT_EQ(ks.size(), 1u);
+  EXPECT_EQ(ks.keys_with_deadline(), 1u);
+  EXPECT_EQ(ks.Find("again", 101), nullptr);
+  EXPECT_EQ(notified, 1);
+}
+
+// Whether a resize is in progress. RehashStep(0) moves nothing; it may only
+// start a resize the table is already due for.
+bool Rehashing(Keyspace& ks) { return ks.RehashStep(0); }
+
+TEST(KeyspaceTest, GrowsAndShrinksThroughIncrementalRehash) {
+  Keyspace ks;
+  constexpr size_t kN = 100'000;
+  size_t inserts_while_rehashing = 0;
+  for (size_t i = 0; i < kN; ++i) {
+    if (Rehashing(ks)) ++inserts_while_rehashing;
+    ks.Set(Key(i), Val(i), kNoDeadline);
+    // The key just written and an older one are findable at every step,
+    // whichever table they are in.
+    ASSERT_EQ(ValueAt(ks, Key(i), 1), Val(i)) << i;
+    ASSERT_EQ(ValueAt(ks, Key(i / 2), 1), Val(i / 2)) << i;
+  }
+  EXPECT_GT(inserts_while_rehashing, 1000u);  // the test did exercise rehashing
+  EXPECT_EQ(ks.size(), kN);
+  for (size_t i = 0; i < kN; ++i) ASSERT_EQ(ValueAt(ks, Key(i), 1), Val(i)) << i;
+  while (ks.RehashStep(100)) {
+  }
+  const size_t peak = ks.memory_bytes();
+
+  // Shrink: erase 98%, checking survivors while the table rehashes down.
+  size_t erases_while_rehashing = 0;
+  for (size_t i = 0; i < kN; ++i) {
+    if (i % 50 == 0) continue;
+    if (Rehashing(ks)) ++erases_while_rehashing;
+    ASSERT_TRUE(ks.Erase(Key(i))) << i;
+    ASSERT_EQ(ks.Find(Key(i), 1), nullptr) << i;
+    size_t survivor = (i / 50) * 50;
+    ASSERT_EQ(ValueAt(ks, Key(survivor), 1), Val(survivor)) << i;
+  }
+  EXPECT_GT(erases_while_rehashing, 100u);
+  EXPECT_EQ(ks.size(), kN / 50);
+  while (ks.RehashStep(100)) {
+  }
+  for (size_t i = 0; i < kN; ++i) {
+    if (i % 50 == 0) {
+      ASSERT_EQ(ValueAt(ks, Key(i), 1), Val(i)) << i;
+    } else {
+      ASSERT_EQ(ks.Find(Key(i), 1), nullptr) << i;
+    }
+  }
+  // The bucket array shrank with the data.
+  EXPECT_LT(ks.memory_bytes(), peak / 10);
+}
+
+TEST(KeyspaceTest, InterleavedOperationsWhileRehashingMatchAModel) {
+  Keyspace ks;
+  std::unordered_map<std::string, std::string> model;
+  std::mt19937_64 rng(12345);
+  constexpr size_t kKeys = 100'000;
+  constexpr size_t kOps = 400'000;
+  size_t ops_while_rehashing = 0;
+  auto check_all = [&](size_t op) {
+    ASSERT_EQ(ks.size(), model.size()) << "op " << op;
+    for (const auto& [k, v] : model) ASSERT_EQ(ValueAt(ks, k, 1), v) << "op " << op << " " << k;
+    size_t seen = 0;
+    ks.ForEach([&](const Keyspace::Entry& e) {
+      ++seen;
+      auto it = model.find(std::string(e.key()));
+      EXPECT_TRUE(it != model.end() && it->second == e.value()) << e.key();
+    });
+    ASSERT_EQ(seen, model.size());
+  };
+  for (size_t op = 0; op < kOps; ++op) {
+    // Phases: mostly inserts (grow), then mostly erases (shrink), then grow again.
+    int insert_percent = op < kOps / 3 ? 80 : (op < 2 * kOps / 3 ? 15 : 70);
+    std::string k = Key(rng() % kKeys);
+    int dice = static_cast<int>(rng() % 100);
+    if (Rehashing(ks)) ++ops_while_rehashing;
+    if (dice < insert_percent) {
+      // Values of varying lengths exercise both replacement paths.
+      std::string v = Val(rng() % 1000) + std::string(rng() % 8, 'x');
+      ks.Set(k, v, kNoDeadline);
+      model[k] = v;
+    } else if (dice < insert_percent + 15) {
+      bool existed = model.erase(k) > 0;
+      ASSERT_EQ(ks.Erase(k), existed) << "op " << op << " " << k;
+    } else {
+      auto it = model.find(k);
+      ASSERT_EQ(ValueAt(ks, k, 1), it == model.end() ? "<missing>" : it->second)
+          << "op " << op << " " << k;
+    }
+    if (op % 50'000 == 49'999) check_all(op);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+  check_all(kOps);
+  EXPECT_GT(ops_while_rehashing, 10'000u);
+}
+
+TEST(KeyspaceTest, ForEachVisitsEveryEntryOnceEvenMidRehash) {
+  Keyspace ks;
+  size_t n = 0;
+  // Insert until a resize is under way with plenty of keys on both sides.
+  while (n < 3000 || !Rehashing(ks)) {
+    ks.Set(Key(n), Val(n), n % 5 == 0 ? 10 : kNoDeadline);
+    ++n;
+    ASSERT_LT(n, 1'000'000u);
+  }
+  ASSERT_TRUE(Rehashing(ks));
+  std::map<std::string, int> visits;
+  ks.ForEach([&](const Keyspace::Entry& e) { ++visits[std::string(e.key())]; });
+  EXPECT_EQ(visits.size(), n);
+  for (size_t i = 0; i < n; ++i) {
+    auto it = visits.find(Key(i));
+    ASSERT_NE(it, visits.end()) << Key(i);
+    EXPECT_EQ(it->second, 1) << Key(i);
+  }
+  // Expired entries not yet reclaimed are visited too (the caller decides).
+  size_t expired_seen = 0;
+  ks.ForEach([&](const Keyspace::Entry& e) { expired_seen += e.has_deadline(); });
+  EXPECT_EQ(expired_seen, (n + 4) / 5);
+}
+
+TEST(KeyspaceTest, ActiveExpireCycleSmallSetReclaimsAllExpiredAtOnce) {
+  Keyspace ks;
+  std::set<std::string> notified;
+  ks.set_expiry_listener([&](std::string_view k) { notified.emplace(k); });
+  for (size_t i = 0; i < 10; ++i) ks.Set(Key(i), "v", i < 5 ? 100 : 1000);
+  ks.Set("no-ttl", "v", kNoDeadline);
+  EXPECT_EQ(ks.ActiveExpireCycle(/*now=*/50, 1000), 0u);
+  EXPECT_EQ(ks.size(), 11u);
+  EXPECT_EQ(ks.ActiveExpireCycle(/*now=*/100, 1000), 0u);  // at the deadline: still live
+  EXPECT_EQ(ks.ActiveExpireCycle(/*now=*/101, 1000), 5u);
+  EXPECT_EQ(ks.size(), 6u);
+  EXPECT_EQ(ks.keys_with_deadline(), 5u);
+  EXPECT_EQ(notified, (std::set<std::string>{Key(0), Key(1), Key(2), Key(3), Key(4)}));
+  EXPECT_EQ(ks.ActiveExpireCycle(/*now=*/1001, 1000), 5u);
+  EXPECT_EQ(ks.size(), 1u);
+  EXPECT_EQ(ks.keys_with_deadline(), 0u);
+  EXPECT_EQ(ks.ActiveExpireCycle(/*now=*/1'000'000, 1000), 0u);
+  EXPECT_NE(ks.Find("no-ttl", 1'000'000), nullptr);
+}
+
+TEST(KeyspaceTest, ActiveExpireCycleReclaimsALargeSetWithinItsBudget) {
+  Keyspace ks;
+  std::multiset<std::string> notified;
+  ks.set_expiry_listener([&](std::string_view k) { notified.emplace(k); });
+  constexpr size_t kExpired = 60'000, kLiveTtl = 20'000, kLiveNoTtl = 20'000;
+  constexpr int64_t kNow = 5000;
+  size_t id = 0;
+  std::set<std::string> expected_expired;
+  for (size_t i = 0; i < kExpired; ++i, ++id) {
+    ks.Set(Key(id), Val(id), 1000 + static_cast<int64_t>(i % 4000));  // all < kNow
+    expected_expired.insert(Key(id));
+  }
+  for (size_t i = 0; i < kLiveTtl; ++i, ++id) {
+    ks.Set(Key(id), Val(id), kNow + (i % 2 == 0 ? 0 : 1'000'000));  // == now is still live
+  }
+  for (size_t i = 0; i < kLiveNoTtl; ++i, ++id) ks.Set(Key(id), Val(id), kNoDeadline);
+  // Shuffle the insertion order's effect on the TTL index a little.
+  ASSERT_EQ(ks.size(), kExpired + kLiveTtl + kLiveNoTtl);
+
+  // A tiny budget stops the first cycle long before it is done.
+  size_t first = ks.ActiveExpireCycle(kNow, /*budget_us=*/1);
+  EXPECT_GT(first, 0u);
+  EXPECT_LT(first, kExpired / 4);
+  EXPECT_EQ(notified.size(), first);
+
+  // Repeated cycles with a real budget get them all; each stays near it.
+  size_t total = first;
+  int cycles = 0;
+  auto slowest = std::chrono::steady_clock::duration::zero();
+  while (ks.size() > kLiveTtl + kLiveNoTtl && cycles < 2'000'000) {
+    auto start = std::chrono::steady_clock::now();
+    total += ks.ActiveExpireCycle(kNow, /*budget_us=*/2000);
+    slowest = std::max(slowest, std::chrono::steady_clock::now() - start);
+    ++cycles;
+  }
+  EXPECT_EQ(ks.size(), kLiveTtl + kLiveNoTtl);
+  EXPECT_EQ(ks.keys_with_deadline(), kLiveTtl);
+  EXPECT_EQ(total, kExpired);
+  // Generous bound (sanitizers, loaded CI): the point is that a cycle does
+  // not run unbounded through 60k keys.
+  EXPECT_LT(std::chrono::duration_cast<std::chrono::milliseconds>(slowest).count(), 200);
+
+  // Every expired key was reported exactly once, and nothing else was.
+  EXPECT_EQ(notified.size(), kExpired);
+  EXPECT_EQ(std::set<std::string>(notified.begin(), notified.end()), expected_expired);
+  // Live keys are all intact.
+  for (size_t i = kExpired; i < id; ++i) ASSERT_EQ(ValueAt(ks, Key(i), kNow), Val(i)) << i;
+  EXPECT_EQ(ks.ActiveExpireCycle(kNow, 2000), 0u);
+}
+
+}  // namespace
+}  // namespace latch
