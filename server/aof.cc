@@ -49,7 +49,8 @@ bool FsyncDirectoryOf(const std::string& path) {
 
 }  // namespace
 
-Aof::Aof(const Config& config, Keyspace& db) : config_(config), db_(db) {}
+Aof::Aof(const Config& config, Keyspace& db, BackgroundIo& bio)
+    : config_(config), db_(db), bio_(bio) {}
 
 Aof::~Aof() {
   if (rewrite_pid_ > 0) {

@@ -52,7 +52,7 @@ class Aof {
  public:
   // `config` is the server's live configuration (policy changes apply at
   // once); `db` is what a rewrite snapshots.
-  Aof(const Config& config, Keyspace& db);
+  Aof(const Config& config, Keyspace& db, BackgroundIo& bio);
   ~Aof();
   Aof(const Aof&) = delete;
   Aof& operator=(const Aof&) = delete;
@@ -113,7 +113,7 @@ class Aof {
 
   const Config& config_;
   Keyspace& db_;
-  BackgroundIo bio_;
+  BackgroundIo& bio_;
   UniqueFd fd_;
 
   std::string batch_;

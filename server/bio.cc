@@ -39,6 +39,16 @@ void BackgroundIo::Close(UniqueFd fd) {
   cv_.notify_one();
 }
 
+void BackgroundIo::Run(std::function<void()> fn) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Job job;
+    job.fn = std::move(fn);
+    jobs_.push_back(std::move(job));
+  }
+  cv_.notify_one();
+}
+
 void BackgroundIo::Drain() {
   std::unique_lock<std::mutex> lock(mu_);
   idle_cv_.wait(lock, [this] { return jobs_.empty() && !running_job_; });
@@ -68,6 +78,7 @@ void BackgroundIo::Loop() {
       --pending_fsyncs_;
     }
     job.close_fd.reset();
+    if (job.fn) job.fn();
     lock.lock();
     running_job_ = false;
     if (jobs_.empty()) idle_cv_.notify_all();

@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -30,6 +31,8 @@ class BackgroundIo {
   void Fsync(int fd);
   // Queues the close of fd.
   void Close(UniqueFd fd);
+  // Queues any other slow job (for instance writing the quarantine state).
+  void Run(std::function<void()> job);
   // Blocks until every queued job has run.
   void Drain();
 
@@ -44,6 +47,7 @@ class BackgroundIo {
   struct Job {
     int fsync_fd = -1;
     UniqueFd close_fd;
+    std::function<void()> fn;
   };
   void Loop();
 

@@ -14,7 +14,9 @@ namespace latch {
 class Clock {
  public:
   virtual ~Clock() = default;
-  // Milliseconds on a clock that only moves forward. Always > 0.
+  // Milliseconds on a clock that only moves forward and counts time spent
+  // suspended (CLOCK_BOOTTIME): since boot, so it also orders events across
+  // restarts of the process within one boot. Always > 0.
   virtual int64_t MonoMs() const = 0;
   // Microseconds since the Unix epoch (may jump).
   virtual int64_t WallUs() const = 0;

@@ -67,6 +67,8 @@ bool IsLoopback(const sockaddr_storage& sa) {
 Server::Server(Config config, std::unique_ptr<Clock> clock)
     : config_(std::move(config)), clock_(std::move(clock)) {
   uv_loop_init(&loop_);
+  bio_ = std::make_unique<BackgroundIo>();
+  quarantine_ = std::make_unique<Quarantine>(config_, *bio_);
   run_id_ = RandomHex(40);
   start_mono_ms_ = clock_->MonoMs();
   // Keys removed because their TTL passed are effects like any other: the log
@@ -78,6 +80,8 @@ Server::Server(Config config, std::unique_ptr<Clock> clock)
 }
 
 Server::~Server() {
+  // Finish background jobs first: they refer to the log and the quarantine.
+  bio_.reset();
   CloseAll();
   // Let libuv deliver the close callbacks, which free the handles.
   uv_run(&loop_, UV_RUN_DEFAULT);
@@ -170,9 +174,17 @@ int Server::Run() {
   // written and fsynced, then every connection closes.
   BeforeSleep();
   if (aof_ != nullptr) aof_->Shutdown();
+  // Only a run that started serving and stopped on request is "clean".
+  if (quarantine_started_ && exit_code_ == 0) quarantine_->CleanShutdown();
   if (exit_code_ == 0) log::Notice("latch is now ready to exit, bye bye...");
   CloseAll();
   return exit_code_;
+}
+
+void Server::StartServing() {
+  // The quarantine clock starts once the log is loaded.
+  quarantine_->Start(clock_->MonoMs());
+  quarantine_started_ = true;
 }
 
 void Server::Fatal(const std::string& message) {
@@ -183,11 +195,14 @@ void Server::Fatal(const std::string& message) {
 
 void Server::StartLoading() {
   if (!config_.appendonly) {
+    quarantine_->ReadPrevious(access(config_.appendfilename.c_str(), F_OK) == 0);
+    StartServing();
     log::Notice("Ready to accept connections tcp (appendonly no: nothing is logged)");
     return;
   }
   loader_ = std::make_unique<AofLoader>(config_, db_);
   if (auto err = loader_->Open()) return Fatal(*err);
+  quarantine_->ReadPrevious(loader_->exists());
   if (!loader_->exists()) {
     FinishLoading();
     return;
@@ -228,13 +243,14 @@ void Server::LoadStep() {
 }
 
 void Server::FinishLoading() {
-  aof_ = std::make_unique<Aof>(config_, db_);
+  aof_ = std::make_unique<Aof>(config_, db_, *bio_);
   if (auto err = aof_->Open()) {
     aof_.reset();
     return Fatal(*err);
   }
   effects_.set_sink(aof_->batch());
   loading_ = false;
+  StartServing();
   log::Notice("Ready to accept connections tcp (appendonly yes, appendfsync {})",
               FsyncPolicyName(config_.appendfsync));
 }
@@ -397,6 +413,7 @@ void Server::Cron() {
   // Finish any resize of the hash table a little at a time.
   db_.RehashStep(100);
 
+  if (quarantine_started_) quarantine_->Cron(now.mono);
   if (aof_ != nullptr) {
     aof_->Cron(now.mono, now);
     // Replies parked behind a log that could not be written: after a
@@ -439,6 +456,9 @@ void Server::ApplyConfigChange(const std::string& name) {
     RestartCronTimer();
   } else if (name == "loglevel") {
     log::SetLevel(config_.loglevel);
+  } else if (name == "appendfsync" || name == "max-lock-ttl" || name == "quarantine" ||
+             name == "quarantine-ms") {
+    if (quarantine_started_) quarantine_->OnConfigChange(clock_->MonoMs());
   }
 }
 
@@ -503,8 +523,20 @@ void Server::Dispatch(Connection& client, std::span<const std::string_view> argv
     return;
   }
 
+  TimeSnapshot now = Now();
+  // Restart quarantine: no lease is granted, renewed or extended while
+  // locks granted before the restart may still be held by someone.
+  if (cmd->has(kCmdGrantsLease)) {
+    if (quarantine_->active(now.mono)) {
+      reply.Error(quarantine_->RefusalText(now.mono));
+      count_error();
+      return;
+    }
+    if (quarantine_started_) quarantine_->BeforeGrant(now.mono);
+  }
+
   uint64_t effects_before = effects_.count();
-  CommandContext ctx{*this, client, argv, reply, db_, effects_, Now()};
+  CommandContext ctx{*this, client, argv, reply, db_, effects_, now};
   cmd->handler(ctx);
   ++stats_.total_commands_processed;
   client.last_command = cmd->fullname;

@@ -31,10 +31,12 @@
 
 #include "server/aof.h"
 #include "server/aof_loader.h"
+#include "server/bio.h"
 #include "server/clock.h"
 #include "server/config.h"
 #include "server/effects.h"
 #include "server/keyspace.h"
+#include "server/quarantine.h"
 #include "server/uv_handle.h"
 
 namespace latch {
@@ -99,6 +101,7 @@ class Server {
   // The log, or nullptr when appendonly is no (or while loading).
   Aof* aof() { return aof_.get(); }
   const AofLoader* loader() const { return loader_.get(); }
+  Quarantine& quarantine() { return *quarantine_; }
   int64_t loading_start_ms() const { return loading_start_ms_; }
 
   template <typename F>
@@ -137,6 +140,7 @@ class Server {
   void StartLoading();
   void LoadStep();
   void FinishLoading();
+  void StartServing();
   void Fatal(const std::string& message);
   void StopLoop();
 
@@ -152,8 +156,12 @@ class Server {
   bool shutting_down_ = false;
   int exit_code_ = 0;
 
-  // The append-only log and its replay.
+  // The background thread for slow file operations (log fsync, state file).
+  std::unique_ptr<BackgroundIo> bio_;
+  // The append-only log and its replay, and the restart quarantine.
   std::unique_ptr<Aof> aof_;
+  std::unique_ptr<Quarantine> quarantine_;
+  bool quarantine_started_ = false;
   std::unique_ptr<AofLoader> loader_;
   UvHandle<uv_idle_t> load_idle_;
   bool loading_ = false;

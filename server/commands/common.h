@@ -9,6 +9,7 @@
 
 #include "protocol/text.h"
 #include "server/command_table.h"
+#include "server/server.h"
 
 namespace latch::commands {
 
@@ -25,6 +26,18 @@ inline std::optional<int64_t> IntArgOrReply(CommandContext& ctx, std::string_vie
 // "ERR invalid expire time in 'set' command": bad or overflowing TTLs.
 inline void ReplyInvalidExpire(CommandContext& ctx, std::string_view command) {
   ctx.reply.Error("ERR invalid expire time in '" + std::string(command) + "' command");
+}
+
+// Leases are capped: a TTL longer than max-lock-ttl is refused (0: no cap).
+// The cap is what makes the restart quarantine sound: a node that forgot
+// its locks only has to wait max-lock-ttl for all of them to have expired.
+// Returns false after replying with the error.
+inline bool LeaseWithinCap(CommandContext& ctx, int64_t ttl_ms) {
+  int64_t cap = ctx.server.config().max_lock_ttl;
+  if (cap <= 0 || ttl_ms <= cap) return true;
+  ctx.reply.Error("ERR TTL " + std::to_string(ttl_ms) + " ms exceeds max-lock-ttl (" +
+                  std::to_string(cap) + " ms)");
+  return false;
 }
 
 }  // namespace latch::commands

@@ -66,6 +66,7 @@ void ExpireGeneric(CommandContext& ctx, int64_t basetime_ms, bool seconds,
     return;
   }
   when += basetime_ms;
+  if (when > ctx.now.wall_ms && !LeaseWithinCap(ctx, when - ctx.now.wall_ms)) return;
 
   const Keyspace::Entry* e = ctx.db.Find(key, ctx.now.mono);
   if (e == nullptr) {

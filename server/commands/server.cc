@@ -269,6 +269,11 @@ class InfoBuilder {
 
   void LatchSection() {
     Section("Latch");
+    Quarantine& q = s_.quarantine();
+    Field("quarantine", int64_t{q.active(ctx_.now.mono)});
+    Field("quarantine_mode", std::string(QuarantineModeName(s_.config().quarantine)));
+    Field("quarantine_reason", q.reason());
+    Field("quarantine_remaining_ms", q.remaining_ms(ctx_.now.mono));
     Field("max_lock_ttl", s_.config().max_lock_ttl);
     Field("keys_with_ttl", static_cast<uint64_t>(s_.db().keys_with_deadline()));
   }

@@ -142,6 +142,7 @@ void Set(CommandContext& ctx) {
   const SetArgs& a = *args;
   int64_t deadline, unix_ms;
   if (!ResolveSetExpiry(ctx, a, &deadline, &unix_ms)) return;
+  if (deadline != kNoDeadline && !LeaseWithinCap(ctx, deadline - ctx.now.mono)) return;
 
   const Keyspace::Entry* old = ctx.db.Find(a.key, ctx.now.mono);
   if ((a.condition == Condition::kIfDeq || a.condition == Condition::kIfDne) && old != nullptr &&
