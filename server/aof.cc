@@ -69,6 +69,8 @@ std::optional<std::string> Aof::Open() {
   ::fstat(fd.get(), &st);
   current_size_ = base_size_ = static_cast<uint64_t>(st.st_size);
   fd_ = std::move(fd);
+  // What is there at start-up was loaded from disk; make sure it stays.
+  if (::fdatasync(fd_.get()) == 0) synced_size_ = current_size_;
   return std::nullopt;
 }
 
@@ -140,7 +142,20 @@ bool Aof::FsyncNow() {
     return false;
   }
   unsynced_ = false;
+  synced_size_ = current_size_;
   return true;
+}
+
+void Aof::SimulatePowerLoss() {
+  bio_.Drain();
+  uint64_t keep = synced_size_.load();
+  log::Warning("DEBUG POWERLOSS: cutting the log from {} to its {} fsynced bytes and exiting "
+               "without a clean shutdown.",
+               current_size_ + batch_.size(), keep);
+  if (::ftruncate(fd_.get(), static_cast<off_t>(keep)) != 0 || ::fsync(fd_.get()) != 0) {
+    log::Warning("DEBUG POWERLOSS: cutting the log failed: {}", std::strerror(errno));
+  }
+  ::_exit(1);
 }
 
 void Aof::Flush(int64_t now_ms, bool force) {
@@ -168,7 +183,7 @@ void Aof::Flush(int64_t now_ms, bool force) {
     if (!FsyncNow()) return;
   } else if (policy == FsyncPolicy::kEverysec && now_ms - last_fsync_ms_ >= 1000 &&
              bio_.pending_fsyncs() == 0) {
-    bio_.Fsync(fd_.get());
+    bio_.Fsync(fd_.get(), &synced_size_, current_size_);
     last_fsync_ms_ = now_ms;
     unsynced_ = false;
   }
@@ -199,7 +214,7 @@ void Aof::Cron(int64_t now_ms, TimeSnapshot now) {
   if (!batch_.empty()) Flush(now_ms);
   if (config_.appendfsync == FsyncPolicy::kEverysec && unsynced_ &&
       now_ms - last_fsync_ms_ >= 1000 && bio_.pending_fsyncs() == 0) {
-    bio_.Fsync(fd_.get());
+    bio_.Fsync(fd_.get(), &synced_size_, current_size_);
     last_fsync_ms_ = now_ms;
     unsynced_ = false;
   }
@@ -308,6 +323,9 @@ void Aof::FinishRewrite(bool child_ok, int64_t now_ms) {
     log::Warning("Could not fsync the directory of '{}' after the rewrite: {}", path(),
                  std::strerror(errno));
   }
+  // An fsync still queued on the old file must not report its size as the
+  // new file's synced size.
+  bio_.Drain();
   // The new file is the log now. Whatever was still in the batch is in it.
   appended_base_ += batch_.size();
   batch_.clear();
@@ -318,6 +336,7 @@ void Aof::FinishRewrite(bool child_ok, int64_t now_ms) {
   struct stat st {};
   ::fstat(fd_.get(), &st);
   current_size_ = base_size_ = static_cast<uint64_t>(st.st_size);
+  synced_size_ = current_size_;
   unsynced_ = false;
   ClearWriteError();
   rewrite_buf_.clear();

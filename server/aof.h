@@ -35,6 +35,8 @@
 
 #include <sys/types.h>
 
+#include <atomic>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -101,6 +103,13 @@ class Aof {
   uint64_t fsyncs() const { return sync_fsyncs_ + bio_.completed_fsyncs(); }
   uint64_t fsync_micros() const { return sync_fsync_micros_ + bio_.fsync_micros(); }
   uint64_t writes() const { return writes_; }
+  // Bytes of the log known to be on disk (fsynced).
+  uint64_t synced_size() const { return synced_size_.load(); }
+
+  // DEBUG POWERLOSS: what a machine crash does to the log. Cuts the file back
+  // to what was fsynced (the page cache is lost), then ends the process at
+  // once, without the clean-shutdown record.
+  [[noreturn]] void SimulatePowerLoss();
   const std::string& path() const { return config_.appendfilename; }
 
  private:
@@ -124,6 +133,7 @@ class Aof {
   uint64_t writes_ = 0;
   uint64_t sync_fsyncs_ = 0;
   uint64_t sync_fsync_micros_ = 0;
+  std::atomic<uint64_t> synced_size_{0};
 
   // everysec
   int64_t last_fsync_ms_ = 0;

@@ -18,12 +18,14 @@ BackgroundIo::~BackgroundIo() {
   thread_.join();
 }
 
-void BackgroundIo::Fsync(int fd) {
+void BackgroundIo::Fsync(int fd, std::atomic<uint64_t>* synced, uint64_t size) {
   ++pending_fsyncs_;
   {
     std::lock_guard<std::mutex> lock(mu_);
     Job job;
     job.fsync_fd = fd;
+    job.synced = synced;
+    job.synced_size = size;
     jobs_.push_back(std::move(job));
   }
   cv_.notify_one();
@@ -69,7 +71,11 @@ void BackgroundIo::Loop() {
     if (job.fsync_fd >= 0) {
       auto start = std::chrono::steady_clock::now();
       int rc = fdatasync(job.fsync_fd);
-      if (rc != 0) last_errno_.store(errno);
+      if (rc != 0) {
+        last_errno_.store(errno);
+      } else if (job.synced != nullptr) {
+        job.synced->store(job.synced_size);
+      }
       fsync_micros_ += static_cast<uint64_t>(
           std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
                                                                 start)

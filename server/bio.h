@@ -28,7 +28,9 @@ class BackgroundIo {
 
   // Queues fdatasync(fd). The caller keeps fd open until the job ran (it
   // hands the fd to Close() below rather than closing it itself).
-  void Fsync(int fd);
+  // On success, stores `size` into *synced (how much of the file is now
+  // known to be on disk).
+  void Fsync(int fd, std::atomic<uint64_t>* synced = nullptr, uint64_t size = 0);
   // Queues the close of fd.
   void Close(UniqueFd fd);
   // Queues any other slow job (for instance writing the quarantine state).
@@ -46,6 +48,8 @@ class BackgroundIo {
  private:
   struct Job {
     int fsync_fd = -1;
+    std::atomic<uint64_t>* synced = nullptr;
+    uint64_t synced_size = 0;
     UniqueFd close_fd;
     std::function<void()> fn;
   };

@@ -347,6 +347,10 @@ std::vector<CommandSpec> BuildTable() {
   t.push_back(Cmd("bgrewriteaof", 1, kCmdAdmin | kCmdNoScript, BgRewriteAof,
                   {"admin", "slow", "dangerous"},
                   srv("Asynchronously rewrite the append-only file", "1.0.0")));
+  t.push_back(Cmd("debug", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, Debug,
+                  {"admin", "slow", "dangerous"},
+                  srv("Fault injection for tests (enable-debug-command)", "1.0.0"),
+                  {StrArg("subcommand"), Optional(Multiple(StrArg("arg")))}));
   t.push_back(Cmd("shutdown", -1,
                   kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale | kCmdNoMulti |
                       kCmdSentinel | kCmdAllowBusy,

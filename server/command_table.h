@@ -169,6 +169,7 @@ void CommandGetKeys(CommandContext&);
 void CommandHelp(CommandContext&);
 void Shutdown(CommandContext&);
 void BgRewriteAof(CommandContext&);
+void Debug(CommandContext&);
 // scripting.cc
 void NoScripting(CommandContext&);
 }  // namespace commands

@@ -163,7 +163,11 @@ std::vector<ConfigParam> BuildParams() {
 
   // Security
   p.push_back(String("requirepass", &Config::requirepass));
-  p.push_back(Bool("enable-debug-command", &Config::enable_debug_command, false));
+  p.push_back(Enum<DebugCommand>("enable-debug-command", &Config::enable_debug_command,
+                                 {{"no", DebugCommand::kNo},
+                                  {"yes", DebugCommand::kYes},
+                                  {"local", DebugCommand::kLocal}},
+                                 false));
 
   // General
   p.push_back(String("dir", &Config::dir, false));

@@ -25,6 +25,7 @@ inline constexpr const char* kRedisCompatVersion = "8.4.0";
 enum class FsyncPolicy { kAlways, kEverysec, kNo };
 enum class QuarantineMode { kAuto, kAlways, kNever };
 enum class LogLevel { kDebug, kVerbose, kNotice, kWarning };
+enum class DebugCommand { kNo, kYes, kLocal };
 
 struct OutputBufferLimit {
   int64_t hard_bytes = 0;  // 0 = no limit
@@ -47,7 +48,9 @@ struct Config {
   OutputBufferLimit client_output_buffer_limit;
   // Security
   std::string requirepass;
-  bool enable_debug_command = false;
+  // DEBUG subcommands (fault injection for tests): no, yes, or local
+  // (loopback clients only).
+  DebugCommand enable_debug_command = DebugCommand::kNo;
   // General
   std::string dir = ".";
   std::string logfile;  // empty = stderr

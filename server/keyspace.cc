@@ -170,11 +170,12 @@ void Keyspace::Clear() {
   }
   tables_[0].buckets.assign(kInitialBuckets, nullptr);
   tables_[0].buckets.shrink_to_fit();
-  tables_[1].buckets = {};
+  // Fresh vectors, so the memory is given back (`= {}` would keep capacity).
+  tables_[1].buckets = std::vector<Entry*>();
   rehash_index_ = 0;
   size_ = 0;
   entry_bytes_ = 0;
-  ttl_index_ = {};
+  ttl_index_ = std::vector<Entry*>();
 }
 
 size_t Keyspace::memory_bytes() const {

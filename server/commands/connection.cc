@@ -202,6 +202,11 @@ void Auth(CommandContext& ctx) {
 void Select(CommandContext& ctx) {
   auto index = IntArgOrReply(ctx, ctx.argv[1]);
   if (!index) return;
+  if (*index < INT32_MIN || *index > INT32_MAX) {
+    // Redis parses the index as a C int.
+    ctx.reply.Error("ERR value is out of range, value must between -2147483648 and 2147483647");
+    return;
+  }
   if (*index != 0) {
     // One keyspace: a lock server has no use for numbered databases.
     ctx.reply.Error("ERR DB index is out of range");

@@ -108,7 +108,8 @@ void TtlGeneric(CommandContext& ctx, bool ms, bool absolute) {
   }
   int64_t ttl = absolute ? ctx.now.WallFromMono(e->deadline) : e->deadline - ctx.now.mono;
   if (ttl < 0) ttl = 0;
-  ctx.reply.Int(ms ? ttl : (ttl + 500) / 1000);
+  // Rounded to the nearest second without overflowing (ttl + 500) near INT64_MAX.
+  ctx.reply.Int(ms ? ttl : ttl / 1000 + (ttl % 1000 >= 500 ? 1 : 0));
 }
 
 }  // namespace

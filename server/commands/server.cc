@@ -321,7 +321,7 @@ void ConfigGet(CommandContext& ctx) {
 void ConfigSet(CommandContext& ctx) {
   // CONFIG SET name value [name value …]: all or nothing.
   if (ctx.argv.size() % 2 != 0) {
-    ctx.reply.Error("ERR wrong number of arguments for 'config|set' command");
+    ctx.reply.Error(kSyntaxError);  // what Redis 7.0 answers to an odd count
     return;
   }
   std::vector<const ConfigParam*> params;
@@ -414,7 +414,7 @@ void CommandInfo(CommandContext& ctx) {
   for (size_t i = 2; i < ctx.argv.size(); ++i) {
     const CommandSpec* c = CommandTable::Get().Find(ctx.argv[i]);
     if (c == nullptr) {
-      ctx.reply.NullArray();
+      ctx.reply.Null();  // Redis: addReplyNull, so $-1 in RESP2
     } else {
       CommandTable::WriteInfo(*c, ctx.reply);
     }
@@ -505,6 +505,55 @@ void BgRewriteAof(CommandContext& ctx) {
     return;
   }
   ctx.reply.Simple("Background append only file rewriting started");
+}
+
+// ---------------------------------------------------------------- DEBUG
+
+// Fault injection for tests and the chaos harness. Off unless
+// enable-debug-command is yes (or local, for loopback clients).
+void Debug(CommandContext& ctx) {
+  DebugCommand mode = ctx.server.config().enable_debug_command;
+  if (mode == DebugCommand::kNo || (mode == DebugCommand::kLocal && !ctx.client.local)) {
+    ctx.reply.Error(
+        "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", "
+        "you can run it from a local connection, otherwise you need to set this option in the "
+        "configuration file, and then restart the server.");
+    return;
+  }
+  std::string_view sub = ctx.argv[1];
+  if (EqualsIgnoreCase(sub, "POWERLOSS") && ctx.argv.size() == 2) {
+    // A machine crash: whatever the log had not fsynced is gone.
+    if (Aof* aof = ctx.server.aof()) aof->SimulatePowerLoss();
+    log::Warning("DEBUG POWERLOSS: exiting without a clean shutdown (appendonly no).");
+    ::_exit(1);
+  }
+  if (EqualsIgnoreCase(sub, "SLEEP") && ctx.argv.size() == 3) {
+    // Blocks the whole server, like a long GC pause or a stalled host.
+    auto secs = ParseDouble(ctx.argv[2]);
+    if (!secs || *secs < 0) {
+      ctx.reply.Error(kNotInteger);
+      return;
+    }
+    ::usleep(static_cast<useconds_t>(*secs * 1e6));
+    ctx.reply.Ok();
+    return;
+  }
+  if (EqualsIgnoreCase(sub, "HELP")) {
+    static const char* kLines[] = {
+        "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "POWERLOSS",
+        "    Simulate a machine crash: cut the log to what was fsynced and exit at once.",
+        "SLEEP <seconds>",
+        "    Stop the server for <seconds> (decimals allowed).",
+        "HELP",
+        "    Print this help.",
+    };
+    ctx.reply.Array(std::size(kLines));
+    for (const char* l : kLines) ctx.reply.Simple(l);
+    return;
+  }
+  ctx.reply.Error("ERR unknown subcommand '" + std::string(sub.substr(0, 128)) +
+                  "'. Try DEBUG HELP.");
 }
 
 // ---------------------------------------------------------------- SHUTDOWN

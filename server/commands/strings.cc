@@ -127,6 +127,9 @@ bool ResolveSetExpiry(CommandContext& ctx, const SetArgs& a, int64_t* deadline,
     // An absolute time is converted to the monotonic clock once, here.
     *unix_ms = ms;
     *deadline = ctx.now.MonoFromWall(ms);
+    // 0 would read as "no TTL" to the keyspace. That instant is in the past
+    // (the monotonic clock is > 0), so any past deadline means the same.
+    if (*deadline == kNoDeadline) *deadline = -1;
   }
   return true;
 }
