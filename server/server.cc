@@ -532,7 +532,7 @@ void Server::Dispatch(Connection& client, std::span<const std::string_view> argv
       count_error();
       return;
     }
-    if (quarantine_started_) quarantine_->BeforeGrant(now.mono);
+    BeforeLeaseGrant(now.mono);
   }
 
   uint64_t effects_before = effects_.count();

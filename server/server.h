@@ -102,6 +102,10 @@ class Server {
   Aof* aof() { return aof_.get(); }
   const AofLoader* loader() const { return loader_.get(); }
   Quarantine& quarantine() { return *quarantine_; }
+  // Records that a lease may be granted now (see Quarantine::BeforeGrant).
+  void BeforeLeaseGrant(int64_t now) {
+    if (quarantine_started_) quarantine_->BeforeGrant(now);
+  }
   int64_t loading_start_ms() const { return loading_start_ms_; }
 
   template <typename F>

@@ -28,6 +28,19 @@ inline void ReplyInvalidExpire(CommandContext& ctx, std::string_view command) {
   ctx.reply.Error("ERR invalid expire time in '" + std::string(command) + "' command");
 }
 
+// For handlers that decide at run time whether they grant a lease (known
+// lock scripts): refuses during restart quarantine, exactly as Dispatch does
+// for commands flagged kCmdGrantsLease. Returns false after replying.
+inline bool LeaseAllowedOrReply(CommandContext& ctx) {
+  Quarantine& q = ctx.server.quarantine();
+  if (q.active(ctx.now.mono)) {
+    ctx.reply.Error(q.RefusalText(ctx.now.mono));
+    return false;
+  }
+  ctx.server.BeforeLeaseGrant(ctx.now.mono);
+  return true;
+}
+
 // Leases are capped: a TTL longer than max-lock-ttl is refused (0: no cap).
 // The cap is what makes the restart quarantine sound: a node that forgot
 // its locks only has to wait max-lock-ttl for all of them to have expired.
