@@ -247,6 +247,10 @@ std::vector<CommandSpec> BuildTable() {
   t.push_back(Cmd("select", 2, kCmdLoading | kCmdStale | kFast, Select, {"fast", "connection"},
                   conn("Change the selected database for the current connection", "1.0.0"),
                   {IntArg("index")}));
+  t.push_back(Cmd("monitor", 1, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, Monitor,
+                  {"admin", "slow", "dangerous"},
+                  Doc{"Listen for all requests received by the server in real time", "1.0.0",
+                      "server", "O(1)"}));
   const uint32_t kClientFlags = kCmdNoScript | kCmdLoading | kCmdStale;
   t.push_back(Container(
       "client", {"slow"}, conn("A container for client connection commands", "2.4.0"),

@@ -141,6 +141,7 @@ void Quit(CommandContext&);
 void Hello(CommandContext&);
 void Auth(CommandContext&);
 void Select(CommandContext&);
+void Monitor(CommandContext&);
 void ClientId(CommandContext&);
 void ClientSetName(CommandContext&);
 void ClientGetName(CommandContext&);

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdio>
 #include <cstring>
 #include <random>
 
@@ -368,7 +370,68 @@ void Server::OnClientOutput(Connection& c) {
   }
 }
 
+void Server::AddMonitor(Connection& c) {
+  c.monitor = true;
+  monitors_.push_back(&c);
+}
+
+namespace {
+
+// Appends `arg` quoted the way Redis's sdscatrepr does for MONITOR.
+void AppendQuoted(std::string& out, std::string_view arg) {
+  out.push_back('"');
+  for (unsigned char ch : arg) {
+    switch (ch) {
+      case '\\': out += "\\\\"; break;
+      case '"': out += "\\\""; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\a': out += "\\a"; break;
+      case '\b': out += "\\b"; break;
+      default:
+        if (std::isprint(ch)) {
+          out.push_back(static_cast<char>(ch));
+        } else {
+          char buf[8];
+          std::snprintf(buf, sizeof(buf), "\\x%02x", ch);
+          out += buf;
+        }
+    }
+  }
+  out.push_back('"');
+}
+
+}  // namespace
+
+void Server::FeedMonitors(const Connection& from, std::span<const std::string_view> argv,
+                          const CommandSpec& cmd) {
+  // MONITOR shows the order in which the one loop executed the commands:
+  // that order is the whole atomicity story.
+  int64_t us = clock_->WallUs();
+  char head[64];
+  std::snprintf(head, sizeof(head), "%lld.%06lld [0 ", static_cast<long long>(us / 1'000'000),
+                static_cast<long long>(us % 1'000'000));
+  std::string line = "+";
+  line += head;
+  line += from.addr;
+  line += "]";
+  bool redact = cmd.name == "auth" || cmd.name == "hello";
+  for (size_t i = 0; i < argv.size(); ++i) {
+    line.push_back(' ');
+    // Passwords never reach a monitor.
+    AppendQuoted(line, redact && i > 0 ? std::string_view("(redacted)") : argv[i]);
+  }
+  line += "\r\n";
+  for (Connection* m : monitors_) {
+    if (m->closing()) continue;
+    m->output() += line;
+    OnClientOutput(*m);
+  }
+}
+
 void Server::OnClientClosed(Connection& c) {
+  if (c.monitor) std::erase(monitors_, &c);
   if (c.held_from != Connection::kNotHeld) {
     c.held_from = Connection::kNotHeld;
     --held_clients_;
@@ -541,6 +604,7 @@ void Server::Dispatch(Connection& client, std::span<const std::string_view> argv
   ++stats_.total_commands_processed;
   client.last_command = cmd->fullname;
   count_error();
+  if (!monitors_.empty() && !cmd->has(kCmdAdmin)) FeedMonitors(client, argv, *cmd);
   // appendfsync always: this reply reports an effect; it leaves once the
   // log has it on disk (Connection::Flush).
   if (aof_ != nullptr && aof_->holds_replies() && effects_.count() != effects_before) {

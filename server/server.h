@@ -126,6 +126,8 @@ class Server {
     return aof_ == nullptr || aof_->durable_end() >= until;
   }
   void OnHoldReleased() { --held_clients_; }
+  // MONITOR: c receives every command executed from now on.
+  void AddMonitor(Connection& c);
 
  private:
   static Connection* ClientNext(Connection* c);
@@ -140,6 +142,8 @@ class Server {
   void Cron();
   void BeforeSleep();
   void CloseAll();
+  void FeedMonitors(const Connection& from, std::span<const std::string_view> argv,
+                    const CommandSpec& cmd);
   void RestartCronTimer();
   void StartLoading();
   void LoadStep();
@@ -184,6 +188,7 @@ class Server {
   size_t num_clients_ = 0;
   uint64_t next_client_id_ = 1;
   std::vector<Connection*> pending_flush_;
+  std::vector<Connection*> monitors_;
 };
 
 }  // namespace latch

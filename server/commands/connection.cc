@@ -215,6 +215,11 @@ void Select(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
+void Monitor(CommandContext& ctx) {
+  if (!ctx.client.monitor) ctx.server.AddMonitor(ctx.client);
+  ctx.reply.Ok();
+}
+
 void ClientId(CommandContext& ctx) { ctx.reply.Int(static_cast<int64_t>(ctx.client.id())); }
 
 void ClientSetName(CommandContext& ctx) {
