@@ -275,6 +275,10 @@ std::optional<std::string> LoadConfig(Config& config, const std::string& file,
     std::string text;
     while (std::getline(in, text)) {
       ++number;
+      // Comments and blank lines are skipped before the line is split, so a
+      // comment may contain anything (quotes included).
+      size_t first = text.find_first_not_of(" \t\r");
+      if (first == std::string::npos || text[first] == '#') continue;
       lines.push_back({number, text, SplitArgs(text)});
     }
     config.config_file = file;

@@ -1,5 +1,6 @@
 #include "server/server.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -142,7 +143,34 @@ bool Server::Listen() {
   return true;
 }
 
+void Server::AdjustOpenFilesLimit() {
+  // Each client needs a file descriptor, plus a few for listeners, the log
+  // and libuv. Raise the soft limit if it is too low; if that is not allowed,
+  // lower maxclients to what fits, and say so (as Redis does).
+  constexpr rlim_t kReserved = 32;
+  rlim_t wanted = static_cast<rlim_t>(config_.maxclients) + kReserved;
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur >= wanted) return;
+  rlim_t old = lim.rlim_cur;
+  rlimit raised = lim;
+  raised.rlim_cur = std::min(wanted, lim.rlim_max);
+  if (raised.rlim_cur > old && setrlimit(RLIMIT_NOFILE, &raised) == 0) lim = raised;
+  if (lim.rlim_cur >= wanted) {
+    log::Notice("Increased maximum number of open files to {} (it was originally set to {}).",
+                static_cast<uint64_t>(lim.rlim_cur), static_cast<uint64_t>(old));
+    return;
+  }
+  int64_t fit = lim.rlim_cur > kReserved ? static_cast<int64_t>(lim.rlim_cur - kReserved) : 1;
+  log::Warning("You requested maxclients of {} requiring at least {} max file descriptors. "
+               "Current maximum open files is {}. maxclients has been reduced to {} to "
+               "compensate for low ulimit. If you need higher maxclients increase 'ulimit -n'.",
+               config_.maxclients, static_cast<uint64_t>(wanted),
+               static_cast<uint64_t>(lim.rlim_cur), fit);
+  config_.maxclients = fit;
+}
+
 int Server::Run() {
+  AdjustOpenFilesLimit();
   log::Notice("latch {} (Redis protocol, lock server) starting: pid={}, port={}, config file {}",
               kLatchVersion, static_cast<int>(getpid()), config_.port,
               config_.config_file.empty() ? "(none: defaults)" : config_.config_file);
@@ -296,7 +324,16 @@ void Server::OnSignal(uv_signal_t* s, int signum) {
 void Server::OnConnection(uv_stream_t* listener, int status) {
   auto* server = static_cast<Server*>(listener->data);
   if (status < 0) {
-    log::Warning("Accepting client connection: {}", uv_strerror(status));
+    // Out of file descriptors (EMFILE/ENFILE) and the like: libuv already
+    // drops the pending connection; log once per burst, not once per attempt.
+    int64_t now = server->clock_->MonoMs();
+    ++server->accept_errors_;
+    if (now - server->last_accept_error_log_ms_ >= 1000) {
+      log::Warning("Accepting client connection: {} ({} failures in this burst)",
+                   uv_strerror(status), server->accept_errors_);
+      server->last_accept_error_log_ms_ = now;
+      server->accept_errors_ = 0;
+    }
     return;
   }
   server->Accept(listener);
@@ -600,7 +637,15 @@ void Server::Dispatch(Connection& client, std::span<const std::string_view> argv
 
   uint64_t effects_before = effects_.count();
   CommandContext ctx{*this, client, argv, reply, db_, effects_, now};
-  cmd->handler(ctx);
+  try {
+    cmd->handler(ctx);
+  } catch (const std::bad_alloc&) {
+    // Out of memory: refuse this command, keep serving the others. (The
+    // handlers change the keyspace only after allocating what they store.)
+    log::Warning("Out of memory executing '{}' for client {}", cmd->fullname, client.addr);
+    client.output().resize(reply_start);
+    reply.Error("OOM command not allowed: out of memory");
+  }
   ++stats_.total_commands_processed;
   client.last_command = cmd->fullname;
   count_error();

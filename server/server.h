@@ -138,6 +138,7 @@ class Server {
   static void OnLoadStep(uv_idle_t* idle);
 
   bool Listen();
+  void AdjustOpenFilesLimit();
   void Accept(uv_stream_t* listener);
   void Cron();
   void BeforeSleep();
@@ -189,6 +190,8 @@ class Server {
   uint64_t next_client_id_ = 1;
   std::vector<Connection*> pending_flush_;
   std::vector<Connection*> monitors_;
+  uint64_t accept_errors_ = 0;
+  int64_t last_accept_error_log_ms_ = 0;
 };
 
 }  // namespace latch
