@@ -158,7 +158,7 @@ void SanitizeErrorText(std::string& text) {
 namespace {
 
 bool GlobMatchImpl(const char* p, size_t plen, const char* s, size_t slen, bool nocase,
-                   int depth) {
+                   int depth, bool* skip_longer) {
   // Bound the recursion on patterns like "*****...": Redis does the same.
   if (depth > 1000) return false;
   auto lower = [&](char c) {
@@ -170,9 +170,15 @@ bool GlobMatchImpl(const char* p, size_t plen, const char* s, size_t slen, bool 
         while (plen > 1 && p[1] == '*') ++p, --plen;
         if (plen == 1) return true;
         while (slen > 0) {
-          if (GlobMatchImpl(p + 1, plen - 1, s, slen, nocase, depth + 1)) return true;
+          if (GlobMatchImpl(p + 1, plen - 1, s, slen, nocase, depth + 1, skip_longer)) return true;
+          if (*skip_longer) return false;
           ++s, --slen;
         }
+        // The rest of the pattern matches no suffix of the string, so letting
+        // an earlier '*' swallow more cannot help either: stop every caller
+        // now instead of retrying exponentially many splits (Redis's fix for
+        // CVE-2022-36021).
+        *skip_longer = true;
         return false;
       case '?':
         ++s, --slen;
@@ -193,8 +199,11 @@ bool GlobMatchImpl(const char* p, size_t plen, const char* s, size_t slen, bool 
           } else if (p[0] == ']') {
             break;
           } else if (plen >= 3 && p[1] == '-') {
-            char start = lower(p[0]), end = lower(p[2]), c = lower(s[0]);
+            // Like Redis: order the ends first, lower-case them after.
+            char start = p[0], end = p[2];
             if (start > end) std::swap(start, end);
+            start = lower(start), end = lower(end);
+            char c = lower(s[0]);
             if (c >= start && c <= end) match = true;
             p += 2, plen -= 2;
           } else if (lower(p[0]) == lower(s[0])) {
@@ -232,7 +241,9 @@ bool GlobMatchImpl(const char* p, size_t plen, const char* s, size_t slen, bool 
 }  // namespace
 
 bool GlobMatch(std::string_view pattern, std::string_view str, bool nocase) {
-  return GlobMatchImpl(pattern.data(), pattern.size(), str.data(), str.size(), nocase, 0);
+  bool skip_longer = false;
+  return GlobMatchImpl(pattern.data(), pattern.size(), str.data(), str.size(), nocase, 0,
+                       &skip_longer);
 }
 
 void AppendInt(std::string& out, int64_t v) {

@@ -44,6 +44,10 @@ void SanitizeErrorText(std::string& text);
 // optionally case-insensitive. Used by CONFIG GET and COMMAND LIST FILTERBY.
 bool GlobMatch(std::string_view pattern, std::string_view str, bool nocase = false);
 
+// The part of `s` before its first NUL byte: what Redis's "%s" formatting
+// echoes of a client's argument in an error text.
+inline std::string_view UpToNul(std::string_view s) { return s.substr(0, s.find('\0')); }
+
 // Appends the decimal form of v to out.
 void AppendInt(std::string& out, int64_t v);
 

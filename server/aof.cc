@@ -289,8 +289,8 @@ bool Aof::WriteSnapshot(const Keyspace& db, TimeSnapshot now, const std::string&
 }
 
 void Aof::FinishRewrite(bool child_ok, int64_t now_ms) {
-  rewrite_pid_ = -1;
   auto fail = [&](const std::string& why) {
+    rewrite_pid_ = -1;
     ::unlink(rewrite_tmp_.c_str());
     rewrite_buf_.clear();
     rewrite_buf_.shrink_to_fit();
@@ -301,11 +301,14 @@ void Aof::FinishRewrite(bool child_ok, int64_t now_ms) {
   if (!child_ok) return fail("the rewriting child did not complete (see above)");
 
   // Bring the new file up to date with everything applied since the fork.
+  // rewrite_pid_ is still set here, so Flush() also copies what it writes
+  // into the rewrite buffer.
   Flush(now_ms, true);
   if (rewrite_mark_ < batch_.size()) {
     rewrite_buf_.append(batch_, rewrite_mark_);
     rewrite_mark_ = batch_.size();
   }
+  rewrite_pid_ = -1;
   UniqueFd tmp(::open(rewrite_tmp_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC));
   if (!tmp) return fail(std::string("can't open the new file: ") + std::strerror(errno));
   size_t written;

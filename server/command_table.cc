@@ -1,6 +1,7 @@
 #include "server/command_table.h"
 
 #include "protocol/text.h"
+#include "server/known_scripts.h"
 
 namespace latch {
 
@@ -135,6 +136,17 @@ std::vector<CommandSpec> BuildTable() {
                         "string", "O(1)"},
                        {KeyArg(), StrArg("value")}),
                    1, 1, 1, {"OW", "insert"}));
+  t.push_back(Keys(Cmd("setex", 4, kWrite | kCmdDenyOom | kLease, SetEx,
+                       {"write", "string", "slow"},
+                       {"Set the value and expiration of a key", "2.0.0", "string", "O(1)"},
+                       {KeyArg(), IntArg("seconds"), StrArg("value")}),
+                   1, 1, 1, {"OW", "update"}));
+  t.push_back(Keys(Cmd("psetex", 4, kWrite | kCmdDenyOom | kLease, SetEx,
+                       {"write", "string", "slow"},
+                       {"Set the value and expiration in milliseconds of a key", "2.6.0",
+                        "string", "O(1)"},
+                       {KeyArg(), IntArg("milliseconds"), StrArg("value")}),
+                   1, 1, 1, {"OW", "update"}));
   t.push_back(Keys(Cmd("get", 2, kRead | kFast, Get, {"read", "string", "fast"},
                        {"Get the value of a key", "1.0.0", "string", "O(1)"}, {KeyArg()}),
                    1, 1, 1, kRO_ACCESS));
@@ -366,23 +378,56 @@ std::vector<CommandSpec> BuildTable() {
                    Optional(Token("now", "NOW"), "7.0.0"),
                    Optional(Token("force", "FORCE"), "7.0.0")}));
 
-  // ---- scripting: latch runs no scripts (see scripting.cc)
-  auto script = [](std::string summary, std::string since) {
-    return Doc{std::move(summary), std::move(since), "scripting", "Depends on the script"};
+  // ---- scripting: no Lua; the known lock-library scripts run natively (see
+  // scripting.cc and known_scripts.h). EVAL and EVALSHA are not flagged as
+  // granting leases: each known script decides on the path it takes.
+  auto script = [](std::string summary, std::string since,
+                   std::string complexity = "Depends on the script") {
+    return Doc{std::move(summary), std::move(since), "scripting", std::move(complexity)};
   };
+  const std::string known =
+      " latch runs no Lua: it recognises the exact scripts of known lock libraries and runs "
+      "them natively: " +
+      KnownScriptLibraries() + ".";
   const std::vector<ArgDoc> eval_args = {StrArg("script"), IntArg("numkeys"),
                                          Optional(Multiple(KeyArg())),
                                          Optional(Multiple(StrArg("arg")))};
-  t.push_back(Cmd("eval", -3, kCmdNoScript, NoScripting, {"slow", "scripting"},
-                  script("Execute a Lua script server side", "2.6.0"), eval_args));
-  t.push_back(Cmd("evalsha", -3, kCmdNoScript, NoScripting, {"slow", "scripting"},
-                  script("Execute a Lua script server side", "2.6.0"), eval_args));
-  t.push_back(Cmd("eval_ro", -3, kCmdNoScript | kRead, NoScripting, {"slow", "scripting"},
-                  script("Execute a read-only Lua script server side", "7.0.0"), eval_args));
-  t.push_back(Cmd("evalsha_ro", -3, kCmdNoScript | kRead, NoScripting, {"slow", "scripting"},
-                  script("Execute a read-only Lua script server side", "7.0.0"), eval_args));
-  t.push_back(Cmd("script", -2, kCmdNoScript, NoScripting, {"slow", "scripting"},
-                  script("A container for Lua scripts management commands", "2.6.0")));
+  const std::vector<ArgDoc> evalsha_args = {StrArg("sha1"), IntArg("numkeys"),
+                                            Optional(Multiple(KeyArg())),
+                                            Optional(Multiple(StrArg("arg")))};
+  const uint32_t kScriptFlags = kCmdNoScript | kCmdStale;
+  t.push_back(Cmd("eval", -3, kScriptFlags, Eval, {"slow", "scripting"},
+                  script("Execute a Lua script server side." + known, "2.6.0"), eval_args));
+  t.push_back(Cmd("evalsha", -3, kScriptFlags, EvalSha, {"slow", "scripting"},
+                  script("Execute a Lua script server side." + known, "2.6.0"), evalsha_args));
+  t.push_back(Cmd("eval_ro", -3, kScriptFlags | kRead, EvalRo, {"slow", "scripting"},
+                  script("Execute a read-only Lua script server side." + known, "7.0.0"),
+                  eval_args));
+  t.push_back(Cmd("evalsha_ro", -3, kScriptFlags | kRead, EvalShaRo, {"slow", "scripting"},
+                  script("Execute a read-only Lua script server side." + known, "7.0.0"),
+                  evalsha_args));
+  t.push_back(Container(
+      "script", {"slow"},
+      script("A container for Lua scripts management commands." + known, "2.6.0",
+             "Depends on subcommand."),
+      {Cmd("load", 3, kScriptFlags, ScriptLoad, {"slow", "scripting"},
+           script("Load the specified Lua script into the script cache.", "2.6.0",
+                  "O(N) with N being the length in bytes of the script body."),
+           {StrArg("script")}),
+       Cmd("exists", -3, kCmdNoScript, ScriptExists, {"slow", "scripting"},
+           script("Check existence of scripts in the script cache.", "2.6.0",
+                  "O(N) with N being the number of scripts to check (so checking a single "
+                  "script is an O(1) operation)."),
+           {Multiple(StrArg("sha1"))}),
+       Cmd("flush", -2, kCmdNoScript, ScriptFlush, {"slow", "scripting"},
+           script("Remove all the scripts from the script cache.", "2.6.0",
+                  "O(N) with N being the number of scripts in cache"),
+           {Optional(OneOf("async", {Token("async", "ASYNC"), Token("sync", "SYNC")}),
+                     "6.2.0")}),
+       Cmd("kill", 2, kCmdNoScript | kCmdAllowBusy, ScriptKill, {"slow", "scripting"},
+           script("Kill the script currently in execution.", "2.6.0", "O(1)")),
+       Cmd("help", 2, kCmdLoading | kCmdStale, ScriptHelp, {"slow", "scripting"},
+           script("Show helpful text about the different subcommands", "5.0.0", "O(1)"))}));
   t.push_back(Cmd("fcall", -3, kCmdNoScript, NoScripting, {"slow", "scripting"},
                   script("Invoke a function", "7.0.0"), eval_args));
   t.push_back(Cmd("fcall_ro", -3, kCmdNoScript | kRead, NoScripting, {"slow", "scripting"},

@@ -67,6 +67,9 @@ struct CommandContext {
   // One reading of both clocks for the whole command, so every time it uses
   // is consistent (a lock's deadline and the TTL logged for it agree).
   TimeSnapshot now;
+  // The command's full name in lower case ("set", "config|get"), for error
+  // texts that name it.
+  std::string_view command_name = {};
 };
 
 using CommandHandler = void (*)(CommandContext&);
@@ -118,6 +121,7 @@ namespace commands {
 // strings.cc
 void Set(CommandContext&);
 void SetNx(CommandContext&);
+void SetEx(CommandContext&);
 void Get(CommandContext&);
 void Del(CommandContext&);
 void Exists(CommandContext&);
@@ -172,6 +176,15 @@ void Shutdown(CommandContext&);
 void BgRewriteAof(CommandContext&);
 void Debug(CommandContext&);
 // scripting.cc
+void Eval(CommandContext&);
+void EvalSha(CommandContext&);
+void EvalRo(CommandContext&);
+void EvalShaRo(CommandContext&);
+void ScriptLoad(CommandContext&);
+void ScriptExists(CommandContext&);
+void ScriptFlush(CommandContext&);
+void ScriptKill(CommandContext&);
+void ScriptHelp(CommandContext&);
 void NoScripting(CommandContext&);
 }  // namespace commands
 

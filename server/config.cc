@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <algorithm>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -122,11 +123,10 @@ std::vector<ConfigParam> BuildParams() {
   p.push_back(Int("timeout", &Config::timeout, 0, kIntMax));
   p.push_back(Int("tcp-keepalive", &Config::tcp_keepalive, 0, kIntMax));
   p.push_back(Bool("protected-mode", &Config::protected_mode));
-  p.push_back(Int("maxclients", &Config::maxclients, 1, kIntMax));
+  p.push_back(Int("maxclients", &Config::maxclients, 1, std::numeric_limits<uint32_t>::max()));
 
   // Limits
-  p.push_back(Memory("proto-max-bulk-len", &Config::proto_max_bulk_len, 1024 * 1024,
-                     std::numeric_limits<uint32_t>::max()));
+  p.push_back(Memory("proto-max-bulk-len", &Config::proto_max_bulk_len, 1024 * 1024, kLongMax));
   p.push_back(Memory("client-query-buffer-limit", &Config::client_query_buffer_limit,
                      1024 * 1024, kLongMax));
   p.push_back(
@@ -178,10 +178,29 @@ std::vector<ConfigParam> BuildParams() {
                               {"notice", LogLevel::kNotice},
                               {"warning", LogLevel::kWarning}}));
   p.push_back(String("pidfile", &Config::pidfile, false));
-  p.push_back(Int("hz", &Config::hz, 1, 500));
+  // Like Redis: any non-negative value is accepted and clamped to 1..500.
+  p.push_back({"hz", true, [](const Config& c) { return std::to_string(c.hz); },
+               [](Config& c, const Args& a) -> SetResult {
+                 auto v = ParseInt64(a[0]);
+                 if (!v) return "argument couldn't be parsed into an integer";
+                 if (auto err = CheckRange(*v, 0, std::numeric_limits<int32_t>::max())) return err;
+                 c.hz = std::clamp<int64_t>(*v, 1, 500);
+                 return std::nullopt;
+               }});
   p.push_back({"save", true, [](const Config& c) { return c.save; },
                [](Config& c, const Args& a) -> SetResult {
-                 c.save = Join(a);
+                 // "<seconds> <changes>" pairs, or "" (latch has no snapshots;
+                 // the setting is kept so tools that read it are content).
+                 std::vector<std::string> words;
+                 for (const std::string& w : a) {
+                   if (!w.empty()) words.push_back(w);
+                 }
+                 if (words.size() % 2 != 0) return "Invalid save parameters";
+                 for (const std::string& w : words) {
+                   auto v = ParseInt64(w);
+                   if (!v || *v < 0) return "Invalid save parameters";
+                 }
+                 c.save = Join(words);
                  return std::nullopt;
                },
                -1});

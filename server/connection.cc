@@ -83,7 +83,8 @@ void Connection::ProcessInput() {
   const Config& config = server_.config();
   while (rbuf_start_ < rbuf_end_ && !close_after_reply_ && !closing_) {
     resp::ParseLimits limits;
-    limits.max_bulk_len = config.proto_max_bulk_len;
+    // Values are stored with 32-bit lengths: nothing longer can be a value.
+    limits.max_bulk_len = std::min<int64_t>(config.proto_max_bulk_len, UINT32_MAX);
     limits.unauthenticated = !authenticated;
     std::string_view input(rbuf_.data() + rbuf_start_, rbuf_end_ - rbuf_start_);
     auto result = parser_.Parse(input, limits);

@@ -17,6 +17,7 @@ constexpr size_t kInitialBuckets = 16;
 // expired keys in a sample above which another round runs at once.
 constexpr size_t kSampleSize = 20;
 constexpr size_t kAcceptableStalePercent = 10;
+constexpr size_t kMinChecksPerCycle = 1000;
 
 size_t NextPowerOfTwo(size_t n) {
   size_t p = kInitialBuckets;
@@ -237,36 +238,34 @@ bool Keyspace::RehashStep(int buckets) {
 }
 
 size_t Keyspace::ActiveExpireCycle(int64_t now, int64_t budget_us) {
+  // Sweeps the TTL index with a cursor that persists across cycles, so every
+  // key with a TTL is checked within a bounded number of cycles (a random
+  // sample can miss the last few expired keys among many live ones for a long
+  // time). Like Redis, work goes in rounds of kSampleSize keys and continues
+  // while a round finds many expired keys, within the time budget; each cycle
+  // also covers at least kMinChecksPerCycle keys (or the whole index).
   using SteadyClock = std::chrono::steady_clock;
   const auto start = SteadyClock::now();
-  size_t total = 0;
-  for (int iteration = 1; !ttl_index_.empty(); ++iteration) {
+  size_t total = 0, checked = 0;
+  for (int round = 1; !ttl_index_.empty(); ++round) {
     size_t sampled = 0, expired = 0;
-    if (ttl_index_.size() <= kSampleSize) {
-      // Few keys with a TTL: check them all (backwards, since removal moves
-      // the last element into the freed position).
-      for (size_t i = ttl_index_.size(); i-- > 0;) {
-        if (i >= ttl_index_.size()) continue;
-        ++sampled;
-        Entry* e = ttl_index_[i];
-        if (now > e->deadline) {
-          ExpireEntry(Locate(e->key(), Hash(e->key())));
-          ++expired;
-        }
-      }
-    } else {
-      std::uniform_int_distribution<size_t> pick;
-      for (; sampled < kSampleSize && !ttl_index_.empty(); ++sampled) {
-        Entry* e = ttl_index_[pick(rng_) % ttl_index_.size()];
-        if (now > e->deadline) {
-          ExpireEntry(Locate(e->key(), Hash(e->key())));
-          ++expired;
-        }
+    size_t per_round = std::min(kSampleSize, ttl_index_.size());
+    for (; sampled < per_round && !ttl_index_.empty(); ++sampled) {
+      if (expire_cursor_ >= ttl_index_.size()) expire_cursor_ = 0;
+      Entry* e = ttl_index_[expire_cursor_];
+      if (now > e->deadline) {
+        // The last entry of the index moves into this slot: look at it next.
+        ExpireEntry(Locate(e->key(), Hash(e->key())));
+        ++expired;
+      } else {
+        ++expire_cursor_;
       }
     }
+    checked += sampled;
     total += expired;
-    if (expired * 100 <= sampled * kAcceptableStalePercent) break;
-    if (iteration % 16 == 0) {
+    bool few_stale = expired * 100 <= sampled * kAcceptableStalePercent;
+    if (few_stale && checked >= std::min(kMinChecksPerCycle, ttl_index_.size())) break;
+    if (round % 16 == 0) {
       auto elapsed =
           std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - start);
       if (elapsed.count() >= budget_us) break;

@@ -6,8 +6,10 @@
 //    monotonic time; a key whose deadline has passed (now > deadline, as in
 //    Redis) is removed on the spot ("lazy expiry") and reported as missing.
 //  - ActiveExpireCycle() reclaims expired keys nobody touches, the way Redis
-//    does: sample keys that have a TTL, delete the expired ones, repeat while
-//    a good share of the sample was expired, within a time budget.
+//    does: look at keys that have a TTL in rounds, delete the expired ones,
+//    repeat while a good share of a round was expired, within a time budget.
+//    A cursor carries over between cycles, so every key is looked at within a
+//    bounded number of cycles.
 //  - Every removal caused by expiry is reported to the expiry listener, so the
 //    server can log it (as a DEL) and count it.
 //  - Pointers to entries are valid until the next call that modifies the
@@ -22,7 +24,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <random>
 #include <string_view>
 #include <vector>
 
@@ -128,7 +129,7 @@ class Keyspace {
   size_t size_ = 0;
   size_t entry_bytes_ = 0;
   std::vector<Entry*> ttl_index_;
-  std::mt19937_64 rng_{0x1a7c4};
+  size_t expire_cursor_ = 0;  // where the next active expiry cycle resumes
   ExpiryListener on_expire_;
 };
 

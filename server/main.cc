@@ -64,6 +64,9 @@ int main(int argc, char** argv) {
   }
   // A peer that goes away mid-write must not kill the server.
   std::signal(SIGPIPE, SIG_IGN);
+  // Past a file-size limit (RLIMIT_FSIZE), writes to the log must fail with
+  // EFBIG and be handled like a full disk, not kill the process.
+  std::signal(SIGXFSZ, SIG_IGN);
 
   latch::Server server(std::move(config), std::make_unique<latch::SystemClock>());
   return server.Run();

@@ -93,6 +93,16 @@ Server::~Server() {
 
 Connection* Server::ClientNext(Connection* c) { return c->next_; }
 
+TimeSnapshot Server::Now() {
+  int64_t mono = clock_->MonoMs();
+  int64_t offset = clock_->WallMs() - mono;
+  if (wall_offset_ms_ == INT64_MIN || offset > wall_offset_ms_ + 2 ||
+      offset < wall_offset_ms_ - 2) {
+    wall_offset_ms_ = offset;
+  }
+  return {mono, mono + wall_offset_ms_};
+}
+
 Connection* Server::FindClient(uint64_t id) {
   for (Connection* c = clients_head_; c != nullptr; c = c->next_) {
     if (c->id() == id && !c->closing()) return c;
@@ -576,9 +586,9 @@ void Server::Dispatch(Connection& client, std::span<const std::string_view> argv
     // Like Redis: the name and the first arguments, each cut to 128 bytes.
     std::string args;
     for (size_t i = 1; i < argv.size() && args.size() < 128; ++i) {
-      args += "'" + std::string(argv[i].substr(0, 128 - args.size())) + "' ";
+      args += "'" + std::string(UpToNul(argv[i]).substr(0, 128 - args.size())) + "' ";
     }
-    reply.Error("ERR unknown command '" + std::string(argv[0].substr(0, 128)) +
+    reply.Error("ERR unknown command '" + std::string(UpToNul(argv[0]).substr(0, 128)) +
                 "', with args beginning with: " + args);
     count_error();
     return;
@@ -591,7 +601,8 @@ void Server::Dispatch(Connection& client, std::span<const std::string_view> argv
     if (sub == nullptr) {
       std::string upper = cmd->name;
       for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-      reply.Error("ERR unknown subcommand '" + std::string(argv[1].substr(0, 128)) + "'. Try " +
+      reply.Error("ERR unknown subcommand '" + std::string(UpToNul(argv[1]).substr(0, 128)) +
+                  "'. Try " +
                   upper + " HELP.");
       count_error();
       return;
@@ -636,7 +647,8 @@ void Server::Dispatch(Connection& client, std::span<const std::string_view> argv
   }
 
   uint64_t effects_before = effects_.count();
-  CommandContext ctx{*this, client, argv, reply, db_, effects_, now};
+  CommandContext ctx{*this, client, argv, reply, db_, effects_, now, cmd->fullname};
+  client.last_command = cmd->fullname;
   try {
     cmd->handler(ctx);
   } catch (const std::bad_alloc&) {
@@ -647,7 +659,6 @@ void Server::Dispatch(Connection& client, std::span<const std::string_view> argv
     reply.Error("OOM command not allowed: out of memory");
   }
   ++stats_.total_commands_processed;
-  client.last_command = cmd->fullname;
   count_error();
   if (!monitors_.empty() && !cmd->has(kCmdAdmin)) FeedMonitors(client, argv, *cmd);
   // appendfsync always: this reply reports an effect; it leaves once the

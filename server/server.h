@@ -55,6 +55,7 @@ struct Stats {
   uint64_t total_net_output_bytes = 0;
   uint64_t total_error_replies = 0;
   uint64_t unexpected_error_replies = 0;
+  uint64_t known_script_calls = 0;  // EVAL/EVALSHA of a known lock script
   // For instantaneous_ops_per_sec: samples of the command counter.
   static constexpr int kOpsSamples = 16;
   int64_t ops_sample_time_ms = 0;
@@ -91,7 +92,12 @@ class Server {
   Effects& effects() { return effects_; }
   Stats& stats() { return stats_; }
   const Clock& clock() const { return *clock_; }
-  TimeSnapshot Now() const { return {clock_->MonoMs(), clock_->WallMs()}; }
+  // Both clocks, read once for a command. The wall time is derived from the
+  // monotonic reading through a cached offset, so that converting a deadline
+  // to the monotonic clock and back gives the same millisecond (PXAT then
+  // PEXPIRETIME is exact). The offset follows the real wall clock whenever
+  // they differ by more than 2 ms (a step, or NTP slewing adding up).
+  TimeSnapshot Now();
   int64_t start_mono_ms() const { return start_mono_ms_; }
   const std::string& run_id() const { return run_id_; }
   size_t connected_clients() const { return num_clients_; }
@@ -161,6 +167,7 @@ class Server {
   Stats stats_;
   std::string run_id_;
   int64_t start_mono_ms_ = 0;
+  int64_t wall_offset_ms_ = INT64_MIN;
   int64_t cron_runs_ = 0;
   bool shutting_down_ = false;
   int exit_code_ = 0;

@@ -133,7 +133,7 @@ void Hello(CommandContext& ctx) {
       has_name = true;
       ++j;
     } else {
-      ctx.reply.Error("ERR Syntax error in HELLO option '" + std::string(opt) + "'");
+      ctx.reply.Error("ERR Syntax error in HELLO option '" + std::string(UpToNul(opt)) + "'");
       return;
     }
   }
@@ -147,8 +147,8 @@ void Hello(CommandContext& ctx) {
   if (!ctx.client.authenticated) {
     ctx.reply.Error(
         "NOAUTH HELLO must be called with the client already authenticated, otherwise the "
-        "HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and "
-        "select the RESP protocol version at the same time");
+        "HELLO AUTH <user> <pass> option can be used to authenticate the client and select "
+        "the RESP protocol version at the same time");
     return;
   }
   if (has_name) ctx.client.name = std::string(name);

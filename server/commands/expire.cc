@@ -28,7 +28,7 @@ std::optional<int> ParseExpireFlags(CommandContext& ctx) {
     } else if (EqualsIgnoreCase(opt, "LT")) {
       flags |= kLt;
     } else {
-      ctx.reply.Error("ERR Unsupported option " + std::string(opt));
+      ctx.reply.Error("ERR Unsupported option " + std::string(UpToNul(opt)));
       return std::nullopt;
     }
   }

@@ -13,6 +13,7 @@
 #include "server/connection.h"
 #include "server/effects.h"
 #include "server/keyspace.h"
+#include "server/known_scripts.h"
 #include "server/log.h"
 #include "server/server.h"
 
@@ -276,6 +277,10 @@ class InfoBuilder {
     Field("quarantine_remaining_ms", q.remaining_ms(ctx_.now.mono));
     Field("max_lock_ttl", s_.config().max_lock_ttl);
     Field("keys_with_ttl", static_cast<uint64_t>(s_.db().keys_with_deadline()));
+    // Lock-library scripts run natively (known_scripts.h).
+    Field("known_scripts", static_cast<uint64_t>(KnownScripts().size()));
+    Field("known_script_calls", s_.stats().known_script_calls);
+    Field("known_script_libraries", KnownScriptLibraries());
   }
 
   void KeyspaceSection() {
@@ -302,19 +307,31 @@ void Info(CommandContext& ctx) {
 // ---------------------------------------------------------------- CONFIG
 
 void ConfigGet(CommandContext& ctx) {
-  std::vector<std::pair<std::string, std::string>> found;
-  for (const ConfigParam& p : ConfigParams()) {
-    for (size_t i = 2; i < ctx.argv.size(); ++i) {
-      if (GlobMatch(ctx.argv[i], p.name, true)) {
-        found.emplace_back(p.name, p.get(ctx.server.config()));
-        break;
-      }
+  // As Redis 7.0: a pattern without glob characters is an exact (case-
+  // insensitive) name and is echoed as typed; a glob matches every name. Each
+  // parameter appears once.
+  std::vector<std::pair<std::string, const ConfigParam*>> found;
+  auto seen = [&](const ConfigParam* p) {
+    for (const auto& f : found) {
+      if (f.second == p) return true;
+    }
+    return false;
+  };
+  for (size_t i = 2; i < ctx.argv.size(); ++i) {
+    std::string_view pattern = ctx.argv[i];
+    if (pattern.find_first_of("[*?") == std::string_view::npos) {
+      const ConfigParam* p = FindConfigParam(pattern);
+      if (p != nullptr && !seen(p)) found.emplace_back(std::string(pattern), p);
+      continue;
+    }
+    for (const ConfigParam& p : ConfigParams()) {
+      if (!seen(&p) && GlobMatch(pattern, p.name, true)) found.emplace_back(p.name, &p);
     }
   }
   ctx.reply.Map(found.size());
-  for (const auto& [name, value] : found) {
+  for (const auto& [name, param] : found) {
     ctx.reply.Bulk(name);
-    ctx.reply.Bulk(value);
+    ctx.reply.Bulk(param->get(ctx.server.config()));
   }
 }
 
@@ -329,7 +346,7 @@ void ConfigSet(CommandContext& ctx) {
     const ConfigParam* p = FindConfigParam(ctx.argv[i]);
     if (p == nullptr) {
       ctx.reply.Error("ERR Unknown option or number of arguments for CONFIG SET - '" +
-                      std::string(ctx.argv[i]) + "'");
+                      std::string(UpToNul(ctx.argv[i])) + "'");
       return;
     }
     auto fail = [&](const std::string& why) {

@@ -103,6 +103,7 @@ constexpr std::string_view kDigestLengthError = "ERR must be exactly 16 hexadeci
 // none) and *unix_ms the same instant on the wall clock, for the log.
 bool ResolveSetExpiry(CommandContext& ctx, const SetArgs& a, int64_t* deadline,
                       int64_t* unix_ms) {
+  std::string_view name = ctx.command_name;
   *deadline = kNoDeadline;
   *unix_ms = 0;
   if (a.expire == ExpireKind::kNone || a.expire == ExpireKind::kKeepTtl) return true;
@@ -111,14 +112,14 @@ bool ResolveSetExpiry(CommandContext& ctx, const SetArgs& a, int64_t* deadline,
   int64_t ms = *v;
   bool seconds = a.expire == ExpireKind::kEx || a.expire == ExpireKind::kExAt;
   if (ms <= 0 || (seconds && ms > INT64_MAX / 1000)) {
-    ReplyInvalidExpire(ctx, "set");
+    ReplyInvalidExpire(ctx, name);
     return false;
   }
   if (seconds) ms *= 1000;
   bool relative = a.expire == ExpireKind::kEx || a.expire == ExpireKind::kPx;
   if (relative) {
     if (ms > INT64_MAX - ctx.now.wall_ms) {
-      ReplyInvalidExpire(ctx, "set");
+      ReplyInvalidExpire(ctx, name);
       return false;
     }
     *unix_ms = ctx.now.wall_ms + ms;
@@ -134,15 +135,8 @@ bool ResolveSetExpiry(CommandContext& ctx, const SetArgs& a, int64_t* deadline,
   return true;
 }
 
-}  // namespace
-
-void Set(CommandContext& ctx) {
-  auto args = ParseSet(ctx.argv);
-  if (!args) {
-    ctx.reply.Error(kSyntaxError);
-    return;
-  }
-  const SetArgs& a = *args;
+// Applies a parsed SET (also SETEX and PSETEX, which are SET with EX / PX).
+void ApplySet(CommandContext& ctx, const SetArgs& a) {
   int64_t deadline, unix_ms;
   if (!ResolveSetExpiry(ctx, a, &deadline, &unix_ms)) return;
   if (deadline != kNoDeadline && !LeaseWithinCap(ctx, deadline - ctx.now.mono)) return;
@@ -195,6 +189,27 @@ void Set(CommandContext& ctx) {
     ctx.effects.Set(a.key, a.value, unix_ms);
   }
   if (!a.get) ctx.reply.Ok();
+}
+
+}  // namespace
+
+void Set(CommandContext& ctx) {
+  auto args = ParseSet(ctx.argv);
+  if (!args) {
+    ctx.reply.Error(kSyntaxError);
+    return;
+  }
+  ApplySet(ctx, *args);
+}
+
+void SetEx(CommandContext& ctx) {
+  // SETEX key seconds value / PSETEX key milliseconds value
+  SetArgs a;
+  a.key = ctx.argv[1];
+  a.expire_arg = ctx.argv[2];
+  a.value = ctx.argv[3];
+  a.expire = ctx.command_name == "psetex" ? ExpireKind::kPx : ExpireKind::kEx;
+  ApplySet(ctx, a);
 }
 
 void SetNx(CommandContext& ctx) {

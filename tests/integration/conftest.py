@@ -2,6 +2,10 @@
 connections per test, and a factory for servers with custom arguments."""
 
 import shutil
+import sys
+
+# Keep the source tree clean: no __pycache__ next to the tests.
+sys.dont_write_bytecode = True
 
 import pytest
 
@@ -10,7 +14,7 @@ import latchtest as lt
 # Arguments for latch in the differential fixtures. Lock-safety features that
 # Redis does not have (a TTL cap, the restart quarantine) are turned off so
 # that the comparison is about the commands both servers share.
-COMPAT_ARGS = ("--max-lock-ttl", "0", "--quarantine", "never")
+COMPAT_ARGS = lt.FRESH_ARGS + ("--max-lock-ttl", "0")
 
 
 @pytest.fixture(scope="module")
@@ -31,13 +35,14 @@ def redis_server(tmp_path_factory):
 
 @pytest.fixture
 def server_factory(tmp_path_factory):
-    """Starts extra servers with custom arguments; all are killed at teardown."""
+    """Starts extra servers with custom arguments; all are killed at teardown.
+    latch gets FRESH_ARGS first (no restart quarantine); `extra` may override."""
     started = []
 
     def make(kind="latch", *extra):
         workdir = str(tmp_path_factory.mktemp(kind))
         if kind == "latch":
-            srv = lt.start_latch(workdir, *extra)
+            srv = lt.start_latch(workdir, *(lt.FRESH_ARGS + tuple(extra)))
         else:
             srv = lt.start_redis(workdir, *extra)
         started.append(srv)

@@ -10,6 +10,7 @@ Both are started on a port found by binding port 0, waited for until they
 answer PING, and killed at teardown.
 """
 
+import atexit
 import os
 import shutil
 import signal
@@ -337,6 +338,17 @@ class Conn(object):
 
 # ---------------------------------------------------------------- servers
 
+# Every server still running; killed when the interpreter exits, so an
+# interrupted run leaves no process behind.
+_running = set()
+
+
+@atexit.register
+def _kill_leftovers():
+    for srv in list(_running):
+        if srv.proc is not None and srv.proc.poll() is None:
+            srv.proc.kill()
+
 
 class ServerProcess(object):
     """A server binary running on a free port until stop()."""
@@ -359,6 +371,7 @@ class ServerProcess(object):
                                          stdin=subprocess.DEVNULL, cwd=self.workdir)
             self.argv = argv
             self.port = port
+            _running.add(self)
             try:
                 self._wait_ready()
                 return self
@@ -397,15 +410,25 @@ class ServerProcess(object):
             return ""
 
     def stop(self):
+        """SIGTERM (a clean shutdown), then SIGKILL if it is still running."""
         if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
+            self.proc.send_signal(signal.SIGTERM)
             try:
-                self.proc.wait(timeout=10)
+                self.proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
-                pass
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+        _running.discard(self)
         if getattr(self, "log", None) is not None:
             self.log.close()
             self.log = None
+
+
+# A test server starts from an empty data directory and never ran before.
+# With `appendonly no` latch cannot know that, so by default it starts in
+# restart quarantine (no lock granted for max-lock-ttl). Tests of anything
+# else turn the quarantine off.
+FRESH_ARGS = ("--quarantine", "never")
 
 
 def start_latch(workdir, *extra):

@@ -10,13 +10,18 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace latch {
 namespace {
 
-std::string Key(size_t i) { return "key:" + std::to_string(i); }
-std::string Val(size_t i) { return "value-" + std::to_string(i * 7919); }
+std::string Key(size_t i) {
+  return "key:" + std::to_string(i);
+}
+std::string Val(size_t i) {
+  return "value-" + std::to_string(i * 7919);
+}
 
 // The value stored under `key`, or "<missing>".
 std::string ValueAt(Keyspace& ks, std::string_view key, int64_t now) {
@@ -280,7 +285,9 @@ TEST(KeyspaceTest, ClearRemovesEverythingWithoutExpiryNotifications) {
 
 // Whether a resize is in progress. RehashStep(0) moves nothing; it may only
 // start a resize the table is already due for.
-bool Rehashing(Keyspace& ks) { return ks.RehashStep(0); }
+bool Rehashing(Keyspace& ks) {
+  return ks.RehashStep(0);
+}
 
 TEST(KeyspaceTest, GrowsAndShrinksThroughIncrementalRehash) {
   Keyspace ks;
@@ -331,9 +338,8 @@ TEST(KeyspaceTest, InterleavedOperationsWhileRehashingMatchAModel) {
   std::unordered_map<std::string, std::string> model;
   std::mt19937_64 rng(12345);
   constexpr size_t kKeys = 100'000;
-  constexpr size_t kOps = 400'000;
-  size_t ops_while_rehashing = 0;
-  auto check_all = [&](size_t op) {
+  size_t op = 0;
+  auto check_all = [&] {
     ASSERT_EQ(ks.size(), model.size()) << "op " << op;
     for (const auto& [k, v] : model) ASSERT_EQ(ValueAt(ks, k, 1), v) << "op " << op << " " << k;
     size_t seen = 0;
@@ -344,30 +350,71 @@ TEST(KeyspaceTest, InterleavedOperationsWhileRehashingMatchAModel) {
     });
     ASSERT_EQ(seen, model.size());
   };
-  for (size_t op = 0; op < kOps; ++op) {
-    // Phases: mostly inserts (grow), then mostly erases (shrink), then grow again.
-    int insert_percent = op < kOps / 3 ? 80 : (op < 2 * kOps / 3 ? 15 : 70);
-    std::string k = Key(rng() % kKeys);
+  auto insert = [&](const std::string& k) {
+    // Values of varying lengths exercise both replacement paths.
+    std::string v = Val(rng() % 1000) + std::string(rng() % 8, 'x');
+    ks.Set(k, v, kNoDeadline);
+    model[k] = v;
+  };
+  auto erase = [&](const std::string& k) {
+    bool existed = model.erase(k) > 0;
+    ASSERT_EQ(ks.Erase(k), existed) << "op " << op << " " << k;
+  };
+  auto find = [&](const std::string& k) {
+    auto it = model.find(k);
+    ASSERT_EQ(ValueAt(ks, k, 1), it == model.end() ? "<missing>" : it->second)
+        << "op " << op << " " << k;
+  };
+  auto random_key = [&] { return Key(rng() % kKeys); };
+  // One operation: `insert_pct`% inserts, `erase_pct`% erases, the rest finds.
+  size_t while_rehashing = 0;
+  auto step = [&](int insert_pct, int erase_pct, const std::string& erase_key) {
+    ++op;
+    if (Rehashing(ks)) ++while_rehashing;
     int dice = static_cast<int>(rng() % 100);
-    if (Rehashing(ks)) ++ops_while_rehashing;
-    if (dice < insert_percent) {
-      // Values of varying lengths exercise both replacement paths.
-      std::string v = Val(rng() % 1000) + std::string(rng() % 8, 'x');
-      ks.Set(k, v, kNoDeadline);
-      model[k] = v;
-    } else if (dice < insert_percent + 15) {
-      bool existed = model.erase(k) > 0;
-      ASSERT_EQ(ks.Erase(k), existed) << "op " << op << " " << k;
+    if (dice < insert_pct) {
+      insert(random_key());
+    } else if (dice < insert_pct + erase_pct) {
+      erase(erase_key.empty() ? random_key() : erase_key);
     } else {
-      auto it = model.find(k);
-      ASSERT_EQ(ValueAt(ks, k, 1), it == model.end() ? "<missing>" : it->second)
-          << "op " << op << " " << k;
+      find(random_key());
     }
-    if (op % 50'000 == 49'999) check_all(op);
-    if (::testing::Test::HasFatalFailure()) return;
+    if (op % 50'000 == 0) check_all();
+  };
+
+  // Grow to 70k keys.
+  while (model.size() < 70'000) {
+    step(70, 10, "");
+    if (HasFatalFailure()) return;
   }
-  check_all(kOps);
-  EXPECT_GT(ops_while_rehashing, 10'000u);
+  const size_t grow_rehashing = std::exchange(while_rehashing, 0);
+  check_all();
+  if (HasFatalFailure()) return;
+  // Shrink: erase every key in order, with random finds and a few inserts.
+  for (size_t cursor = 0; cursor < kKeys;) {
+    std::string victim = Key(cursor);
+    int dice = static_cast<int>(rng() % 100);
+    if (dice < 60) {
+      step(0, 100, victim);
+      ++cursor;
+    } else {
+      step(dice < 63 ? 100 : 0, 0, "");
+    }
+    if (HasFatalFailure()) return;
+  }
+  const size_t shrink_rehashing = std::exchange(while_rehashing, 0);
+  EXPECT_LT(model.size(), 10'000u);
+  check_all();
+  if (HasFatalFailure()) return;
+  // Grow again.
+  for (int i = 0; i < 100'000; ++i) {
+    step(60, 10, "");
+    if (HasFatalFailure()) return;
+  }
+  check_all();
+  EXPECT_GT(grow_rehashing, 10'000u);
+  EXPECT_GT(shrink_rehashing, 1'000u);
+  EXPECT_GT(while_rehashing, 1'000u);
 }
 
 TEST(KeyspaceTest, ForEachVisitsEveryEntryOnceEvenMidRehash) {

@@ -1,0 +1,919 @@
+// The table of known lock scripts and their native equivalents (see
+// known_scripts.h for the contract).
+//
+// Each handler below is a line-by-line transliteration of its Lua script:
+// `s.Call(line, {...})` is `redis.call(...)` at that line of the script,
+// `s.PCall` is `redis.pcall`, `s.Key(i)` / `s.Arg(i)` are KEYS[i] / ARGV[i]
+// (nil past the end). The line numbers are the script's own (line 1 is the
+// text's first line, which is empty when the library's template literal
+// starts with a newline): they appear in error replies exactly as Redis
+// prints them.
+#include "server/known_scripts.h"
+
+#include <cctype>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <initializer_list>
+#include <optional>
+#include <vector>
+
+#include "protocol/reply_parser.h"
+#include "protocol/reply_writer.h"
+#include "server/aof.h"
+#include "server/commands/common.h"
+#include "server/server.h"
+
+namespace latch {
+
+// ---------------------------------------------------------------- SHA1
+
+std::string Sha1Hex(std::string_view data) {
+  uint32_t h[5] = {0x67452301u, 0xEFCDAB89u, 0x98BADCFEu, 0x10325476u, 0xC3D2E1F0u};
+  auto rotl = [](uint32_t x, int n) { return (x << n) | (x >> (32 - n)); };
+  auto block = [&](const unsigned char* p) {
+    uint32_t w[80];
+    for (int i = 0; i < 16; ++i) {
+      w[i] = (uint32_t{p[4 * i]} << 24) | (uint32_t{p[4 * i + 1]} << 16) |
+             (uint32_t{p[4 * i + 2]} << 8) | uint32_t{p[4 * i + 3]};
+    }
+    for (int i = 16; i < 80; ++i) w[i] = rotl(w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16], 1);
+    uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4];
+    for (int i = 0; i < 80; ++i) {
+      uint32_t f, k;
+      if (i < 20) {
+        f = (b & c) | (~b & d);
+        k = 0x5A827999u;
+      } else if (i < 40) {
+        f = b ^ c ^ d;
+        k = 0x6ED9EBA1u;
+      } else if (i < 60) {
+        f = (b & c) | (b & d) | (c & d);
+        k = 0x8F1BBCDCu;
+      } else {
+        f = b ^ c ^ d;
+        k = 0xCA62C1D6u;
+      }
+      uint32_t t = rotl(a, 5) + f + e + k + w[i];
+      e = d;
+      d = c;
+      c = rotl(b, 30);
+      b = a;
+      a = t;
+    }
+    h[0] += a;
+    h[1] += b;
+    h[2] += c;
+    h[3] += d;
+    h[4] += e;
+  };
+  const auto* bytes = reinterpret_cast<const unsigned char*>(data.data());
+  size_t full = data.size() / 64;
+  for (size_t i = 0; i < full; ++i) block(bytes + 64 * i);
+  // The tail: the remaining bytes, 0x80, zeros, and the length in bits.
+  unsigned char tail[128] = {};
+  size_t rem = data.size() % 64;
+  if (rem > 0) std::memcpy(tail, bytes + 64 * full, rem);
+  tail[rem] = 0x80;
+  size_t tail_len = rem + 1 + 8 <= 64 ? 64 : 128;
+  uint64_t bits = static_cast<uint64_t>(data.size()) * 8;
+  for (int i = 0; i < 8; ++i) tail[tail_len - 1 - i] = static_cast<unsigned char>(bits >> (8 * i));
+  block(tail);
+  if (tail_len == 128) block(tail + 64);
+  static const char kHex[] = "0123456789abcdef";
+  std::string out(40, '0');
+  for (int i = 0; i < 20; ++i) {
+    auto byte = static_cast<unsigned char>(h[i / 4] >> (24 - 8 * (i % 4)));
+    out[2 * i] = kHex[byte >> 4];
+    out[2 * i + 1] = kHex[byte & 15];
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- Lua values
+
+namespace {
+
+using Str = std::optional<std::string_view>;  // a Lua string, or nil
+
+// Lua 5.1's string → number conversion (luaO_str2d), used by tonumber() and
+// by arithmetic on strings: strtod (so "1e3", " 10 ", "0x10", "inf" are
+// numbers), hexadecimal through strtoul, trailing spaces allowed. Lua reads
+// the string as a C string, so it stops at the first NUL byte.
+std::optional<double> LuaToNumber(Str s) {
+  if (!s) return std::nullopt;
+  std::string c(s->substr(0, s->find('\0')));
+  const char* p = c.c_str();
+  char* end = nullptr;
+  double v = std::strtod(p, &end);
+  if (end == p) return std::nullopt;
+  if (*end == 'x' || *end == 'X') v = static_cast<double>(std::strtoul(p, &end, 16));
+  while (*end != '\0' && std::isspace(static_cast<unsigned char>(*end))) ++end;
+  if (*end != '\0') return std::nullopt;
+  return v;
+}
+
+// A value passed to redis.call(): a Lua string, a Lua number or nil (which
+// Redis refuses: "Lua redis lib command arguments must be strings or
+// integers").
+class LuaArg {
+ public:
+  LuaArg(const char* s) : kind_(Kind::kString), str_(s) {}
+  LuaArg(std::string_view s) : kind_(Kind::kString), str_(s) {}
+  LuaArg(Str s) : kind_(s ? Kind::kString : Kind::kNil), str_(s.value_or("")) {}
+  LuaArg(std::optional<double> n) : kind_(n ? Kind::kNumber : Kind::kNil), num_(n.value_or(0)) {}
+
+  bool nil() const { return kind_ == Kind::kNil; }
+  // The bytes Redis passes to the command: a number is printed with
+  // "%.17g", as Redis 7.0 does (so 1000 → "1000", 1e20 → "1e+20").
+  std::string_view Bytes(std::string& storage) const {
+    if (kind_ != Kind::kNumber) return str_;
+    char buf[64];
+    int n = std::snprintf(buf, sizeof(buf), "%.17g", num_);
+    storage.assign(buf, static_cast<size_t>(n));
+    return storage;
+  }
+
+ private:
+  enum class Kind { kNil, kString, kNumber };
+  Kind kind_;
+  std::string_view str_;
+  double num_ = 0;
+};
+
+// Lua's `reply == s` where `reply` is what redis.call("GET") returned (a
+// string, or false for a missing key) and `s` a string or nil.
+bool LuaEquals(const resp::Reply& reply, Str s) {
+  return reply.type == resp::Reply::Type::kBulk && s && reply.str == *s;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- one run
+
+// One execution of a known script: its KEYS and ARGV, redis.call and
+// redis.pcall as latch's own commands, and Redis's error texts.
+class ScriptRun {
+ public:
+  ScriptRun(const KnownScript& script, CommandContext& ctx, std::span<const std::string_view> keys,
+            std::span<const std::string_view> args, bool read_only)
+      : script_(script), ctx_(ctx), keys_(keys), args_(args), read_only_(read_only) {}
+
+  // KEYS[i] and ARGV[i], 1-based as in Lua; nil past the end (and ARGV[0]).
+  Str Key(size_t i) const { return i >= 1 && i <= keys_.size() ? Str(keys_[i - 1]) : Str(); }
+  Str Arg(size_t i) const { return i >= 1 && i <= args_.size() ? Str(args_[i - 1]) : Str(); }
+  size_t NumKeys() const { return keys_.size(); }  // #KEYS
+  size_t NumArgs() const { return args_.size(); }  // #ARGV
+
+  // redis.call(...) at `line`: the command's reply. On an error the script
+  // ends there: the error (with the script suffix) becomes the reply and
+  // nullopt is returned; whatever the script changed before stays changed,
+  // as in Redis.
+  std::optional<resp::Reply> Call(int line, std::initializer_list<LuaArg> argv) {
+    resp::Reply r;
+    if (!Invoke(argv, &r)) return std::nullopt;  // already replied (quarantine)
+    if (r.is_error()) {
+      ctx_.reply.Error(r.str + Suffix(line));
+      return std::nullopt;
+    }
+    return r;
+  }
+
+  // redis.pcall(...): like Call, but an error is returned to the script (as
+  // an error Reply) instead of ending it. The scripts here ignore it.
+  // Returns false only if the script must stop anyway (quarantine).
+  bool PCall(std::initializer_list<LuaArg> argv) {
+    resp::Reply r;
+    return Invoke(argv, &r);
+  }
+
+  // A Lua runtime error at `line` ("attempt to compare number with nil").
+  void RuntimeError(int line, std::string_view message) {
+    ctx_.reply.Error("ERR user_script:" + std::to_string(line) + ": " + std::string(message) +
+                     Suffix(line));
+  }
+
+  // The script's return value.
+  resp::ReplyWriter& reply() { return ctx_.reply; }
+
+ private:
+  std::string Suffix(int line) const {
+    return " script: " + std::string(script_.sha1) + ", on @user_script:" + std::to_string(line) +
+           ".";
+  }
+
+  // Runs one command for the script, as Redis's scriptCall does: argument
+  // types, arity, the read-only rule, refused writes, then the command's own
+  // handler with its reply captured in RESP2 (a script's client speaks
+  // RESP2). Sets *out to the reply or to an error Reply. Returns false after
+  // replying to the client directly (a refusal by the restart quarantine).
+  bool Invoke(std::initializer_list<LuaArg> args, resp::Reply* out) {
+    auto fail = [&](std::string text) {
+      *out = resp::Reply{};
+      out->type = resp::Reply::Type::kError;
+      out->str = std::move(text);
+      return true;
+    };
+    std::string storage[8];
+    std::string_view argv[8];
+    size_t argc = 0;
+    if (args.size() > std::size(argv)) return fail("ERR Too many arguments in a script call");
+    for (const LuaArg& a : args) {
+      if (a.nil()) return fail("ERR Lua redis lib command arguments must be strings or integers");
+      argv[argc] = a.Bytes(storage[argc]);
+      ++argc;
+    }
+    const CommandSpec* cmd = CommandTable::Get().Find(argv[0]);
+    if (cmd == nullptr || !cmd->subcommands.empty()) {
+      return fail("ERR Unknown Redis command called from script");
+    }
+    int n = static_cast<int>(argc);
+    if ((cmd->arity > 0 && cmd->arity != n) || n < -cmd->arity) {
+      return fail("ERR Wrong number of args calling Redis command from script");
+    }
+    if (cmd->has(kCmdWrite)) {
+      if (read_only_) return fail("ERR Write commands are not allowed from read-only scripts.");
+      Aof* aof = ctx_.server.aof();
+      if (aof != nullptr && !aof->write_ok()) return fail("MISCONF " + aof->write_error());
+    }
+    // A command that grants or extends a lease: refused as a whole while
+    // the server is in restart quarantine, exactly as when sent alone.
+    if (cmd->has(kCmdGrantsLease) && !commands::LeaseAllowedOrReply(ctx_)) return false;
+
+    std::string buf;
+    resp::ReplyWriter writer(&buf, 2);
+    CommandContext sub{ctx_.server, ctx_.client, std::span<const std::string_view>(argv, argc),
+                       writer,      ctx_.db,     ctx_.effects,
+                       ctx_.now};
+    cmd->handler(sub);
+    size_t consumed = 0;
+    if (resp::ParseReply(buf, out, &consumed) != resp::ReplyStatus::kOk) {
+      return fail("ERR latch: unreadable reply from '" + cmd->fullname + "' in a script");
+    }
+    return true;
+  }
+
+  const KnownScript& script_;
+  CommandContext& ctx_;
+  std::span<const std::string_view> keys_;
+  std::span<const std::string_view> args_;
+  bool read_only_;
+};
+
+// ---------------------------------------------------------------- handlers
+
+namespace {
+
+using Type = resp::Reply::Type;
+
+// ---- shared bodies: npm redlock 4.2.0 and @sesamecare-oss/redlock 1.4.0 use
+// the same three loops, with different ARGV positions and line numbers.
+
+// for i, key in ipairs(KEYS) do
+//   if redis.call("exists", key) == 1 then return 0 end
+// end
+// for i, key in ipairs(KEYS) do
+//   redis.call("set", key, ARGV[value], "PX", ARGV[ttl])
+// end
+// return #KEYS
+void LockAllKeys(ScriptRun& s, size_t value, size_t ttl, int exists_line, int set_line) {
+  for (size_t i = 1; i <= s.NumKeys(); ++i) {
+    auto r = s.Call(exists_line, {"exists", s.Key(i)});
+    if (!r) return;
+    if (r->type == Type::kInteger && r->integer == 1) {
+      s.reply().Int(0);
+      return;
+    }
+  }
+  for (size_t i = 1; i <= s.NumKeys(); ++i) {
+    if (!s.Call(set_line, {"set", s.Key(i), s.Arg(value), "PX", s.Arg(ttl)})) return;
+  }
+  s.reply().Int(static_cast<int64_t>(s.NumKeys()));
+}
+
+// for i, key in ipairs(KEYS) do
+//   if redis.call("get", key) ~= ARGV[value] then return 0 end
+// end
+// for i, key in ipairs(KEYS) do
+//   redis.call("set", key, ARGV[value], "PX", ARGV[ttl])
+// end
+// return #KEYS
+void ExtendAllKeys(ScriptRun& s, size_t value, size_t ttl, int get_line, int set_line) {
+  for (size_t i = 1; i <= s.NumKeys(); ++i) {
+    auto r = s.Call(get_line, {"get", s.Key(i)});
+    if (!r) return;
+    if (!LuaEquals(*r, s.Arg(value))) {
+      s.reply().Int(0);
+      return;
+    }
+  }
+  for (size_t i = 1; i <= s.NumKeys(); ++i) {
+    if (!s.Call(set_line, {"set", s.Key(i), s.Arg(value), "PX", s.Arg(ttl)})) return;
+  }
+  s.reply().Int(static_cast<int64_t>(s.NumKeys()));
+}
+
+// local count = 0
+// for i, key in ipairs(KEYS) do
+//   if redis.call("get", key) == ARGV[value] then
+//     redis.pcall("del", key)
+//     count = count + 1
+//   end
+// end
+// return count
+void UnlockAllKeys(ScriptRun& s, size_t value, int get_line) {
+  int64_t count = 0;
+  for (size_t i = 1; i <= s.NumKeys(); ++i) {
+    auto r = s.Call(get_line, {"get", s.Key(i)});
+    if (!r) return;
+    if (LuaEquals(*r, s.Arg(value))) {
+      // pcall: a failure (a read-only EVAL_RO) is ignored and still counted.
+      if (!s.PCall({"del", s.Key(i)})) return;
+      ++count;
+    }
+  }
+  s.reply().Int(count);
+}
+
+// ---- npm redlock 4.2.0 (redlock.js): ARGV[1] value, ARGV[2] ttl.
+void RedlockLock(ScriptRun& s) {
+  LockAllKeys(s, 1, 2, 4, 11);
+}
+void RedlockUnlock(ScriptRun& s) {
+  UnlockAllKeys(s, 1, 5);
+}
+void RedlockExtend(ScriptRun& s) {
+  ExtendAllKeys(s, 1, 2, 4, 11);
+}
+
+// ---- npm @sesamecare-oss/redlock 1.4.0 (build/scripts.js): ARGV[1] db,
+// ARGV[2] value, ARGV[3] ttl. Each starts with
+//   redis.pcall("SELECT", tonumber(ARGV[1]))
+// latch has one keyspace: SELECT 0 is a no-op and any other index fails,
+// which the pcall ignores, so the script goes on in the one keyspace.
+bool SesameSelect(ScriptRun& s) {
+  return s.PCall({"SELECT", LuaToNumber(s.Arg(1))});
+}
+void SesameAcquire(ScriptRun& s) {
+  if (SesameSelect(s)) LockAllKeys(s, 2, 3, 9, 16);
+}
+void SesameExtend(ScriptRun& s) {
+  if (SesameSelect(s)) ExtendAllKeys(s, 2, 3, 9, 16);
+}
+void SesameRelease(ScriptRun& s) {
+  if (SesameSelect(s)) UnlockAllKeys(s, 2, 10);
+}
+
+// ---- npm redis-semaphore 5.8.0
+// lib/mutex/release.js delIfEqualLua:
+//   if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
+//   return 0
+void SemaphoreRelease(ScriptRun& s) {
+  auto r = s.Call(5, {"get", s.Key(1)});
+  if (!r) return;
+  if (!LuaEquals(*r, s.Arg(1))) {
+    s.reply().Int(0);
+    return;
+  }
+  auto del = s.Call(6, {"del", s.Key(1)});
+  if (del) s.reply().Int(del->integer);
+}
+
+// lib/mutex/refresh.js expireIfEqualLua:
+//   if redis.call('get', KEYS[1]) == ARGV[1] then
+//     redis.call('pexpire', KEYS[1], ARGV[2]); return 1
+//   end
+//   return 0
+void SemaphoreRefresh(ScriptRun& s) {
+  auto r = s.Call(6, {"get", s.Key(1)});
+  if (!r) return;
+  if (!LuaEquals(*r, s.Arg(1))) {
+    s.reply().Int(0);
+    return;
+  }
+  if (s.Call(9, {"pexpire", s.Key(1), s.Arg(2)})) s.reply().Int(1);
+}
+
+// ---- npm redlock-universal 0.8.5 (dist/index.js, src/adapters/BaseAdapter.ts)
+// DELETE_IF_MATCH_SCRIPT:
+//   if GET(KEYS[1]) == ARGV[1] then return DEL(KEYS[1]) else return 0 end
+void UniversalDeleteIfMatch(ScriptRun& s) {
+  auto r = s.Call(1, {"GET", s.Key(1)});
+  if (!r) return;
+  if (!LuaEquals(*r, s.Arg(1))) {
+    s.reply().Int(0);
+    return;
+  }
+  auto del = s.Call(2, {"DEL", s.Key(1)});
+  if (del) s.reply().Int(del->integer);
+}
+
+// EXTEND_IF_MATCH_SCRIPT:
+//   if GET(KEYS[1]) == ARGV[1] then return PEXPIRE(KEYS[1], ARGV[2]) else return 0 end
+void UniversalExtendIfMatch(ScriptRun& s) {
+  auto r = s.Call(1, {"GET", s.Key(1)});
+  if (!r) return;
+  if (!LuaEquals(*r, s.Arg(1))) {
+    s.reply().Int(0);
+    return;
+  }
+  auto px = s.Call(2, {"PEXPIRE", s.Key(1), s.Arg(2)});
+  if (px) s.reply().Int(px->integer);
+}
+
+// ATOMIC_EXTEND_SCRIPT: ARGV[1] value, ARGV[2] minimum remaining TTL,
+// ARGV[3] new TTL. Replies {code, ttl}: {-1, -2} no key, {0, ttl} less than
+// the minimum left, {1, ttl} extended, {-1, ttl} held by someone else.
+void UniversalAtomicExtend(ScriptRun& s) {
+  auto pttl = s.Call(1, {"PTTL", s.Key(1)});
+  if (!pttl) return;
+  int64_t current_ttl = pttl->integer;
+  std::optional<double> min_ttl = LuaToNumber(s.Arg(2));
+  std::optional<double> new_ttl = LuaToNumber(s.Arg(3));
+  auto pair = [&](int64_t a, int64_t b) {
+    s.reply().Array(2);
+    s.reply().Int(a);
+    s.reply().Int(b);
+  };
+  if (current_ttl == -2) {
+    pair(-1, -2);
+    return;
+  }
+  if (!min_ttl) {
+    s.RuntimeError(11, "attempt to compare number with nil");
+    return;
+  }
+  if (static_cast<double>(current_ttl) < *min_ttl) {
+    pair(0, current_ttl);
+    return;
+  }
+  auto value = s.Call(16, {"GET", s.Key(1)});
+  if (!value) return;
+  if (!LuaEquals(*value, s.Arg(1))) {
+    pair(-1, current_ttl);
+    return;
+  }
+  if (s.Call(18, {"PEXPIRE", s.Key(1), new_ttl})) pair(1, current_ttl);
+}
+
+// BATCH_ACQUIRE_SCRIPT: KEYS the locks, ARGV[i] the value for KEYS[i], the
+// last ARGV the TTL. Replies {0, i, KEYS[i]} for the first key already held
+// (nothing set), else sets them all and replies {1, #KEYS}.
+void UniversalBatchAcquire(ScriptRun& s) {
+  for (size_t i = 1; i <= s.NumKeys(); ++i) {
+    auto r = s.Call(3, {"EXISTS", s.Key(i)});
+    if (!r) return;
+    if (r->type == Type::kInteger && r->integer == 1) {
+      s.reply().Array(3);
+      s.reply().Int(0);
+      s.reply().Int(static_cast<int64_t>(i));
+      s.reply().Bulk(*s.Key(i));
+      return;
+    }
+  }
+  // ARGV[#ARGV]: ARGV[0], nil, when there are no arguments.
+  std::optional<double> ttl = LuaToNumber(s.Arg(s.NumArgs()));
+  for (size_t i = 1; i <= s.NumKeys(); ++i) {
+    if (!s.Call(11, {"SET", s.Key(i), s.Arg(i), "PX", ttl})) return;
+  }
+  s.reply().Array(2);
+  s.reply().Int(1);
+  s.reply().Int(static_cast<int64_t>(s.NumKeys()));
+}
+
+// INSPECT_SCRIPT: nil for a missing key, else {value, PTTL}.
+void UniversalInspect(ScriptRun& s) {
+  auto value = s.Call(1, {"GET", s.Key(1)});
+  if (!value) return;
+  if (value->type != Type::kBulk) {
+    s.reply().Null();
+    return;
+  }
+  auto ttl = s.Call(6, {"PTTL", s.Key(1)});
+  if (!ttl) return;
+  s.reply().Array(2);
+  s.reply().Bulk(value->str);
+  s.reply().Int(ttl->integer);
+}
+
+// ---- Debian python3-redis 4.3.4 (redis/lock.py, class Lock). Each starts
+//   local token = redis.call('get', KEYS[1])
+//   if not token or token ~= ARGV[1] then return 0 end
+// Returns false after replying (0, or an error).
+bool PyOwnsLock(ScriptRun& s) {
+  auto token = s.Call(2, {"get", s.Key(1)});
+  if (!token) return false;
+  if (!LuaEquals(*token, s.Arg(1))) {
+    s.reply().Int(0);
+    return false;
+  }
+  return true;
+}
+
+// LUA_RELEASE_SCRIPT: redis.call('del', KEYS[1]); return 1
+void PyRelease(ScriptRun& s) {
+  if (!PyOwnsLock(s)) return;
+  if (s.Call(6, {"del", s.Key(1)})) s.reply().Int(1);
+}
+
+// LUA_EXTEND_SCRIPT: ARGV[2] milliseconds, ARGV[3] "0" to add them to the
+// remaining TTL, anything else to replace it. A lock without TTL gets 0.
+void PyExtend(ScriptRun& s) {
+  if (!PyOwnsLock(s)) return;
+  auto expiration = s.Call(6, {"pttl", s.Key(1)});
+  if (!expiration) return;
+  if (expiration->integer < 0) {
+    s.reply().Int(0);
+    return;
+  }
+  LuaArg newttl = s.Arg(2);
+  Str mode = s.Arg(3);
+  if (mode && *mode == "0") {
+    // newttl = ARGV[2] + expiration: Lua arithmetic on a string. (ARGV[2]
+    // exists here, since ARGV[3] does.)
+    std::optional<double> n = LuaToNumber(s.Arg(2));
+    if (!n) {
+      s.RuntimeError(16, "attempt to perform arithmetic on field '?' (a string value)");
+      return;
+    }
+    newttl = std::optional<double>(*n + static_cast<double>(expiration->integer));
+  }
+  if (s.Call(18, {"pexpire", s.Key(1), newttl})) s.reply().Int(1);
+}
+
+// LUA_REACQUIRE_SCRIPT: redis.call('pexpire', KEYS[1], ARGV[2]); return 1
+void PyReacquire(ScriptRun& s) {
+  if (!PyOwnsLock(s)) return;
+  if (s.Call(6, {"pexpire", s.Key(1), s.Arg(2)})) s.reply().Int(1);
+}
+
+// ---------------------------------------------------------------- the table
+
+constexpr std::string_view kRedlock = "redlock";
+constexpr std::string_view kSesame = "@sesamecare-oss/redlock";
+constexpr std::string_view kSemaphore = "redis-semaphore";
+constexpr std::string_view kUniversal = "redlock-universal";
+constexpr std::string_view kPyRedis = "python3-redis";
+
+const KnownScript kScripts[] = {
+    // ---- npm redlock 4.2.0
+    {"e5a322e2634ef59a516e8ea150cb085afafee684", kRedlock, "4.2.0", "redlock.js", "lockScript",
+     "Acquires the lock on every key of KEYS at once: if any key exists, replies 0 and changes "
+     "nothing; otherwise SETs each key to ARGV[1] with PX ARGV[2] and replies the number of keys. "
+     "A bad or over-the-cap TTL ends it with the SET's error.",
+     "\n"
+     "\t-- Return 0 if an entry already exists.\n"
+     "\tfor i, key in ipairs(KEYS) do\n"
+     "\t\tif redis.call(\"exists\", key) == 1 then\n"
+     "\t\t\treturn 0\n"
+     "\t\tend\n"
+     "\tend\n"
+     "\n"
+     "\t-- Create an entry for each provided key.\n"
+     "\tfor i, key in ipairs(KEYS) do\n"
+     "\t\tredis.call(\"set\", key, ARGV[1], \"PX\", ARGV[2])\n"
+     "\tend\n"
+     "\n"
+     "\t-- Return the number of entries added.\n"
+     "\treturn #KEYS\n",
+     RedlockLock},
+    {"0f0f23b9048b36752b5be114f357ba083449f908", kRedlock, "4.2.0", "redlock.js", "unlockScript",
+     "Releases the lock: DELs each key of KEYS whose value is ARGV[1] (keys holding another value "
+     "or missing are left alone) and replies how many matched. The library counts the release "
+     "as done on a node only if that number equals the number of keys.",
+     "\n"
+     "\tlocal count = 0\n"
+     "\tfor i, key in ipairs(KEYS) do\n"
+     "\t\t-- Only remove entries for *this* lock value.\n"
+     "\t\tif redis.call(\"get\", key) == ARGV[1] then\n"
+     "\t\t\tredis.pcall(\"del\", key)\n"
+     "\t\t\tcount = count + 1\n"
+     "\t\tend\n"
+     "\tend\n"
+     "\n"
+     "\t-- Return the number of entries removed.\n"
+     "\treturn count\n",
+     RedlockUnlock},
+    {"ce46f80993d5dac20dd066eb301a4e37994bdbed", kRedlock, "4.2.0", "redlock.js", "extendScript",
+     "Extends the lock: if any key of KEYS does not hold ARGV[1] (missing or another value), "
+     "replies 0 and changes nothing; otherwise SETs each key again to ARGV[1] with PX ARGV[2] "
+     "(a new TTL, not an addition) and replies the number of keys.",
+     "\n"
+     "\t-- Return 0 if an entry exists with a *different* lock value.\n"
+     "\tfor i, key in ipairs(KEYS) do\n"
+     "\t\tif redis.call(\"get\", key) ~= ARGV[1] then\n"
+     "\t\t\treturn 0\n"
+     "\t\tend\n"
+     "\tend\n"
+     "\n"
+     "\t-- Update the entry for each provided key.\n"
+     "\tfor i, key in ipairs(KEYS) do\n"
+     "\t\tredis.call(\"set\", key, ARGV[1], \"PX\", ARGV[2])\n"
+     "\tend\n"
+     "\n"
+     "\t-- Return the number of entries updated.\n"
+     "\treturn #KEYS\n",
+     RedlockExtend},
+
+    // ---- npm @sesamecare-oss/redlock 1.4.0
+    {"1b77b94aa78451d55dfa97e18819bfbfc596cb5b", kSesame, "1.4.0", "build/scripts.js",
+     "ACQUIRE_SCRIPT (acquireLock)",
+     "Acquires the lock on every key of KEYS at once, after a protected SELECT of database "
+     "ARGV[1] (latch has one keyspace: SELECT 0 is a no-op, any other index fails and the pcall "
+     "ignores it): if any key exists, replies 0 and changes nothing; otherwise SETs each key to "
+     "ARGV[2] with PX ARGV[3] and replies the number of keys.",
+     "\n"
+     "  \n"
+     "  -- Protected call to execute SELECT command if supported\n"
+     "  redis.pcall(\"SELECT\", tonumber(ARGV[1]))\n"
+     "\n"
+     "\n"
+     "  -- Return 0 if an entry already exists.\n"
+     "  for i, key in ipairs(KEYS) do\n"
+     "    if redis.call(\"exists\", key) == 1 then\n"
+     "      return 0\n"
+     "    end\n"
+     "  end\n"
+     "\n"
+     "  -- Create an entry for each provided key.\n"
+     "  for i, key in ipairs(KEYS) do\n"
+     "    redis.call(\"set\", key, ARGV[2], \"PX\", ARGV[3])\n"
+     "  end\n"
+     "\n"
+     "  -- Return the number of entries added.\n"
+     "  return #KEYS\n",
+     SesameAcquire},
+    {"820e9778d2b6733e9ed771e4be90ae73a95a6f3b", kSesame, "1.4.0", "build/scripts.js",
+     "EXTEND_SCRIPT (extendLock)",
+     "Extends the lock, after the protected SELECT of ARGV[1]: if any key of KEYS does not hold "
+     "ARGV[2], replies 0 and changes nothing; otherwise SETs each key again to ARGV[2] with PX "
+     "ARGV[3] and replies the number of keys.",
+     "\n"
+     "  \n"
+     "  -- Protected call to execute SELECT command if supported\n"
+     "  redis.pcall(\"SELECT\", tonumber(ARGV[1]))\n"
+     "\n"
+     "\n"
+     "  -- Return 0 if an entry exists with a *different* lock value.\n"
+     "  for i, key in ipairs(KEYS) do\n"
+     "    if redis.call(\"get\", key) ~= ARGV[2] then\n"
+     "      return 0\n"
+     "    end\n"
+     "  end\n"
+     "\n"
+     "  -- Update the entry for each provided key.\n"
+     "  for i, key in ipairs(KEYS) do\n"
+     "    redis.call(\"set\", key, ARGV[2], \"PX\", ARGV[3])\n"
+     "  end\n"
+     "\n"
+     "  -- Return the number of entries updated.\n"
+     "  return #KEYS\n",
+     SesameExtend},
+    {"df51f6837dcfe303d334e6abea9aeae192bab216", kSesame, "1.4.0", "build/scripts.js",
+     "RELEASE_SCRIPT (releaseLock)",
+     "Releases the lock, after the protected SELECT of ARGV[1]: DELs each key of KEYS whose "
+     "value is ARGV[2] and replies how many matched.",
+     "\n"
+     "  \n"
+     "  -- Protected call to execute SELECT command if supported\n"
+     "  redis.pcall(\"SELECT\", tonumber(ARGV[1]))\n"
+     "\n"
+     "\n"
+     "  local count = 0\n"
+     "  for i, key in ipairs(KEYS) do\n"
+     "    -- Only remove entries for *this* lock value.\n"
+     "    if redis.call(\"get\", key) == ARGV[2] then\n"
+     "      redis.pcall(\"del\", key)\n"
+     "      count = count + 1\n"
+     "    end\n"
+     "  end\n"
+     "\n"
+     "  -- Return the number of entries removed.\n"
+     "  return count\n",
+     SesameRelease},
+
+    // ---- npm redis-semaphore 5.8.0 (Mutex and RedlockMutex; acquiring is a
+    // plain SET NX PX, no script)
+    {"7157921a7cc7cfba979acf6d63f073151df17d12", kSemaphore, "5.8.0", "lib/mutex/release.js",
+     "delIfEqualLua",
+     "Releases the mutex: if KEYS[1] holds ARGV[1], DELs it and replies DEL's count (1); "
+     "otherwise replies 0.",
+     "\n"
+     "  local key = KEYS[1]\n"
+     "  local identifier = ARGV[1]\n"
+     "\n"
+     "  if redis.call('get', key) == identifier then\n"
+     "    return redis.call('del', key)\n"
+     "  end\n"
+     "\n"
+     "  return 0\n"
+     "  ",
+     SemaphoreRelease},
+    {"594683e49a64ebaf975caf5f8079a1d097c438f1", kSemaphore, "5.8.0", "lib/mutex/refresh.js",
+     "expireIfEqualLua",
+     "Refreshes the mutex: if KEYS[1] holds ARGV[1], PEXPIREs it to ARGV[2] ms (a time of 0 or "
+     "less deletes it, as PEXPIRE does) and replies 1; otherwise replies 0.",
+     "\n"
+     "  local key = KEYS[1]\n"
+     "  local identifier = ARGV[1]\n"
+     "  local lockTimeout = ARGV[2]\n"
+     "\n"
+     "  local value = redis.call('get', key)\n"
+     "\n"
+     "  if value == identifier then\n"
+     "    redis.call('pexpire', key, lockTimeout)\n"
+     "    return 1\n"
+     "  end\n"
+     "\n"
+     "  return 0\n"
+     "  ",
+     SemaphoreRefresh},
+
+    // ---- npm redlock-universal 0.8.5 (the texts are .trim()med)
+    {"fd83166fb3d7235e3ace652b700c9e217c1adc1f", kUniversal, "0.8.5", "dist/index.js",
+     "DELETE_IF_MATCH_SCRIPT (delIfMatch)",
+     "Releases the lock: if KEYS[1] holds ARGV[1], DELs it and replies DEL's count (1); otherwise "
+     "replies 0.",
+     "if redis.call(\"GET\", KEYS[1]) == ARGV[1] then\n"
+     "    return redis.call(\"DEL\", KEYS[1])\n"
+     "  else\n"
+     "    return 0\n"
+     "  end",
+     UniversalDeleteIfMatch},
+    {"e218d686a8f90368e5cd45074f06ce766cad9987", kUniversal, "0.8.5", "dist/index.js",
+     "EXTEND_IF_MATCH_SCRIPT (extendIfMatch)",
+     "Extends the lock: if KEYS[1] holds ARGV[1], replies PEXPIRE KEYS[1] ARGV[2] (1); otherwise "
+     "replies 0.",
+     "if redis.call(\"GET\", KEYS[1]) == ARGV[1] then\n"
+     "    return redis.call(\"PEXPIRE\", KEYS[1], ARGV[2])\n"
+     "  else\n"
+     "    return 0\n"
+     "  end",
+     UniversalExtendIfMatch},
+    {"c000e088bd4aca36ab429d3b7a16fc736f4cb6f1", kUniversal, "0.8.5", "dist/index.js",
+     "ATOMIC_EXTEND_SCRIPT (atomicExtend, used by using()'s auto-extension)",
+     "Extends the lock only while enough of it is left: replies {-1, -2} if KEYS[1] is missing; "
+     "{0, pttl} if its PTTL is below tonumber(ARGV[2]); {1, pttl} after PEXPIRE KEYS[1] "
+     "tonumber(ARGV[3]) if it holds ARGV[1]; {-1, pttl} if it holds another value. pttl is the "
+     "TTL before the extension (-1 for a key without one).",
+     "local current_ttl = redis.call(\"PTTL\", KEYS[1])\n"
+     "local min_ttl = tonumber(ARGV[2])\n"
+     "local new_ttl = tonumber(ARGV[3])\n"
+     "\n"
+     "-- Check if key exists\n"
+     "if current_ttl == -2 then\n"
+     "  return {-1, -2}  -- Key doesn't exist\n"
+     "end\n"
+     "\n"
+     "-- Check if we have enough time remaining for safe extension\n"
+     "if current_ttl < min_ttl then\n"
+     "  return {0, current_ttl}  -- Too late, include actual TTL for logging\n"
+     "end\n"
+     "\n"
+     "-- Check value and extend atomically\n"
+     "local current_value = redis.call(\"GET\", KEYS[1])\n"
+     "if current_value == ARGV[1] then\n"
+     "  redis.call(\"PEXPIRE\", KEYS[1], new_ttl)\n"
+     "  return {1, current_ttl}  -- Success with original TTL\n"
+     "else\n"
+     "  return {-1, current_ttl}  -- Value mismatch (lock stolen)\n"
+     "end",
+     UniversalAtomicExtend},
+    {"514d8d1b08387624661da2a9098d3949b633eb3a", kUniversal, "0.8.5", "dist/index.js",
+     "BATCH_ACQUIRE_SCRIPT (batchSetNX, used by LockManager.acquireBatch)",
+     "Acquires several locks all or nothing: if KEYS[i] exists (the first such i), replies "
+     "{0, i, KEYS[i]} and changes nothing; otherwise SETs each KEYS[i] to ARGV[i] with PX "
+     "tonumber(ARGV[#ARGV]) and replies {1, #KEYS}.",
+     "-- Phase 1: Check all keys are available\n"
+     "  for i = 1, #KEYS do\n"
+     "    if redis.call(\"EXISTS\", KEYS[i]) == 1 then\n"
+     "      return {0, i, KEYS[i]}\n"
+     "    end\n"
+     "  end\n"
+     "\n"
+     "  -- Phase 2: All keys available, acquire atomically\n"
+     "  local ttl = tonumber(ARGV[#ARGV])\n"
+     "  for i = 1, #KEYS do\n"
+     "    redis.call(\"SET\", KEYS[i], ARGV[i], \"PX\", ttl)\n"
+     "  end\n"
+     "\n"
+     "  return {1, #KEYS}",
+     UniversalBatchAcquire},
+    {"994908155dadb1bed08a5af6dee7fedf956c4826", kUniversal, "0.8.5", "dist/index.js",
+     "INSPECT_SCRIPT (inspect)",
+     "Reads a lock: replies nil if KEYS[1] is missing, else {value, PTTL}.",
+     "local value = redis.call(\"GET\", KEYS[1])\n"
+     "-- If key doesn't exist, return nil (becomes null in JS)\n"
+     "if not value then\n"
+     "  return nil\n"
+     "end\n"
+     "local ttl = redis.call(\"PTTL\", KEYS[1])\n"
+     "-- Returns [value, ttl] as array\n"
+     "return {value, ttl}",
+     UniversalInspect},
+
+    // ---- Debian python3-redis 4.3.4 (acquiring is a plain SET NX PX)
+    {"c3f8721cbb97f72bc19e972846bd7aaf91901658", kPyRedis, "4.3.4",
+     "/usr/lib/python3/dist-packages/redis/lock.py", "Lock.LUA_RELEASE_SCRIPT",
+     "Releases the lock: if KEYS[1] holds ARGV[1], DELs it and replies 1; otherwise (missing or "
+     "another token) replies 0, which Lock.release() raises as LockNotOwnedError.",
+     "\n"
+     "        local token = redis.call('get', KEYS[1])\n"
+     "        if not token or token ~= ARGV[1] then\n"
+     "            return 0\n"
+     "        end\n"
+     "        redis.call('del', KEYS[1])\n"
+     "        return 1\n"
+     "    ",
+     PyRelease},
+    {"a4e8783852e6b949f9ef3a97212805108459a890", kPyRedis, "4.3.4",
+     "/usr/lib/python3/dist-packages/redis/lock.py", "Lock.LUA_EXTEND_SCRIPT",
+     "Extends the lock: replies 0 unless KEYS[1] holds ARGV[1] and has a TTL; then PEXPIREs it to "
+     "ARGV[2] ms, or to ARGV[2] + the remaining PTTL when ARGV[3] is \"0\", and replies 1.",
+     "\n"
+     "        local token = redis.call('get', KEYS[1])\n"
+     "        if not token or token ~= ARGV[1] then\n"
+     "            return 0\n"
+     "        end\n"
+     "        local expiration = redis.call('pttl', KEYS[1])\n"
+     "        if not expiration then\n"
+     "            expiration = 0\n"
+     "        end\n"
+     "        if expiration < 0 then\n"
+     "            return 0\n"
+     "        end\n"
+     "\n"
+     "        local newttl = ARGV[2]\n"
+     "        if ARGV[3] == \"0\" then\n"
+     "            newttl = ARGV[2] + expiration\n"
+     "        end\n"
+     "        redis.call('pexpire', KEYS[1], newttl)\n"
+     "        return 1\n"
+     "    ",
+     PyExtend},
+    {"1cac51482acf5858da00f6d685d68f886cd6b6b2", kPyRedis, "4.3.4",
+     "/usr/lib/python3/dist-packages/redis/lock.py", "Lock.LUA_REACQUIRE_SCRIPT",
+     "Resets the lock's TTL: if KEYS[1] holds ARGV[1], PEXPIREs it to ARGV[2] ms and replies 1; "
+     "otherwise replies 0.",
+     "\n"
+     "        local token = redis.call('get', KEYS[1])\n"
+     "        if not token or token ~= ARGV[1] then\n"
+     "            return 0\n"
+     "        end\n"
+     "        redis.call('pexpire', KEYS[1], ARGV[2])\n"
+     "        return 1\n"
+     "    ",
+     PyReacquire},
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------- lookup
+
+std::span<const KnownScript> KnownScripts() {
+  return kScripts;
+}
+
+const KnownScript* FindKnownScript(std::string_view sha1) {
+  if (sha1.size() != 40) return nullptr;
+  for (const KnownScript& s : kScripts) {
+    if (EqualsIgnoreCase(s.sha1, sha1)) return &s;
+  }
+  return nullptr;
+}
+
+const KnownScript* FindKnownScriptByText(std::string_view text) {
+  const KnownScript* s = FindKnownScript(Sha1Hex(text));
+  // The text itself is compared too: a match is the exact bytes, not a hash.
+  return s != nullptr && s->text == text ? s : nullptr;
+}
+
+std::string KnownScriptLibraries() {
+  std::string out;
+  std::string_view last_library;
+  for (const KnownScript& s : kScripts) {
+    if (s.library != last_library) {
+      if (!out.empty()) out += "), ";
+      out += std::string(s.library) + " " + std::string(s.version) + " (";
+      last_library = s.library;
+    } else {
+      out += ", ";
+    }
+    // The short name: the first word ("lockScript", "ACQUIRE_SCRIPT", ...).
+    std::string_view name = s.name.substr(0, s.name.find(' '));
+    out += std::string(name);
+  }
+  if (!out.empty()) out += ")";
+  return out;
+}
+
+void RunKnownScript(const KnownScript& script, CommandContext& ctx,
+                    std::span<const std::string_view> keys, std::span<const std::string_view> args,
+                    bool read_only) {
+  ++ctx.server.stats().known_script_calls;
+  ScriptRun run(script, ctx, keys, args, read_only);
+  script.run(run);
+}
+
+}  // namespace latch

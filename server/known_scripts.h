@@ -1,0 +1,75 @@
+// Known lock scripts: the Lua scripts of the well-known lock libraries, run
+// natively, without Lua.
+//
+// Every popular lock library releases and extends its locks with a small Lua
+// script sent by EVALSHA (falling back to EVAL or SCRIPT LOAD). latch embeds
+// no interpreter — a lock server runs no arbitrary code — so it recognises
+// those scripts by the SHA1 of their exact bytes and runs, for each, a
+// native handler that does exactly what the script does on Redis 7.0:
+//  - the same KEYS/ARGV handling, multi-key scripts included;
+//  - the same reply values and types (Lua number → integer, false/nil → nil,
+//    table → array, truncated at its first nil);
+//  - the same errors: a redis.call() that fails (a bad TTL, a nil argument, a
+//    write in EVAL_RO) ends the script with that error followed by
+//    " script: <sha>, on @user_script:<line>.", and a Lua runtime error (a
+//    comparison with nil, arithmetic on a non-number) reads
+//    "ERR user_script:<line>: <message> script: …", as Redis words them;
+//  - atomically: one command, one snapshot of the clocks.
+// Each redis.call() inside a handler is the latch command itself (the SET,
+// PEXPIRE, DEL… handler), so a script's writes are validated, capped by
+// max-lock-ttl and logged exactly as the same commands sent alone: the log
+// holds the SETs, DELs and PEXPIREATs performed, never an EVAL, and replay
+// needs no script table. A script path that grants or extends a lease is
+// refused during the restart quarantine (the QUARANTINE error, as for SET or
+// PEXPIRE); a release is always allowed.
+//
+// A TTL over max-lock-ttl is refused by the SET or PEXPIRE the script calls,
+// so the script ends with that error ("ERR TTL … exceeds max-lock-ttl …
+// script: …"): what the library would see from Redis if redis.call() failed,
+// which every library treats as a failed attempt on that node.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "server/command_table.h"
+
+namespace latch {
+
+class ScriptRun;
+
+struct KnownScript {
+  std::string_view sha1;     // SHA1 of `text`: 40 lower-case hex digits
+  std::string_view library;  // the package that sends it
+  std::string_view version;  // the exact version whose text this is
+  std::string_view file;     // where the text is, inside that package
+  std::string_view name;     // the library's own name for the script
+  std::string_view summary;  // what the script does, in one paragraph
+  std::string_view text;     // the exact bytes the library sends
+  void (*run)(ScriptRun&);   // the native equivalent
+};
+
+// Every known script, in a fixed order (grouped by library).
+std::span<const KnownScript> KnownScripts();
+
+// The known script with this SHA1 (hex, any case), or nullptr.
+const KnownScript* FindKnownScript(std::string_view sha1);
+
+// The known script whose text is exactly `text`, or nullptr.
+const KnownScript* FindKnownScriptByText(std::string_view text);
+
+// "redlock 4.2.0 (lock, unlock, extend), …": the libraries and scripts known,
+// for COMMAND DOCS, SCRIPT HELP and INFO.
+std::string KnownScriptLibraries();
+
+// SHA1 of `data` as 40 lower-case hex digits (what EVAL and SCRIPT LOAD use).
+std::string Sha1Hex(std::string_view data);
+
+// Runs `script` for EVAL/EVALSHA (read_only for EVAL_RO/EVALSHA_RO): KEYS are
+// `keys`, ARGV are `args`. The reply (or error) goes to ctx.reply.
+void RunKnownScript(const KnownScript& script, CommandContext& ctx,
+                    std::span<const std::string_view> keys, std::span<const std::string_view> args,
+                    bool read_only);
+
+}  // namespace latch

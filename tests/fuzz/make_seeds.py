@@ -1,0 +1,120 @@
+#!/usr/bin/python3
+"""Writes the fuzz targets' seed corpora (tests/fuzz/corpus/<target>/).
+
+The seeds are the requests and logs the tests use: the protocol error cases
+of tests/integration/test_protocol_abuse.py, the lock recipes of the
+differential tests, and log records like those in test_aof.py, each prefixed
+with the flags byte(s) the target expects. The output is committed; run this
+again (from anywhere) after changing the cases, then commit the result.
+"""
+
+import hashlib
+import os
+import shutil
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "integration"))
+sys.dont_write_bytecode = True
+
+from latchtest import encode  # noqa: E402
+import test_protocol_abuse as abuse  # noqa: E402
+
+
+def write(target, seeds):
+    d = os.path.join(HERE, "corpus", target)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    for data in seeds:
+        # libFuzzer names corpus files by their SHA-1, so do the same.
+        with open(os.path.join(d, hashlib.sha1(data).hexdigest()), "wb") as f:
+            f.write(data)
+    print("%s: %d seeds" % (target, len(seeds)))
+
+
+def small(data):
+    return len(data) <= 4096
+
+
+# Requests a client sends: protocol errors, pipelines, inline lines.
+streams = [data for _, data, _ in abuse.PROTOCOL_ERRORS if small(data)]
+streams += [data for _, data, _ in abuse.UNAUTH_CASES]
+streams += [
+    encode("SET", "lock", "token", "NX", "PX", "30000"),
+    encode("GET", "k") + b"PING\r\n" + b"*0\r\n" + b"\n" + b"ECHO 'x y'\n" + encode("PING"),
+    b"*2\r\n$4\r\nECHO\r\n$7\r\n\r\n\0\r*\n$\r\n",
+    b'SET k "a b\\x41" \'c d\'\r\n',
+    b"*-1\r\n  \t \r\n",
+    encode(*(["EXISTS"] + ["k"] * 11)),
+]
+
+# Sessions for the command layer: the lock recipes and the error paths.
+sessions = [
+    encode("SET", "lock", "tok", "NX", "PX", "30000") + encode("GET", "lock")
+    + encode("PTTL", "lock") + encode("DELIFEQ", "lock", "tok") + encode("EXISTS", "lock"),
+    encode("SET", "lock", "tok", "NX", "EX", "10") + encode("SET", "lock", "tok", "IFEQ", "tok",
+                                                             "PX", "30000")
+    + encode("DELEX", "lock", "IFEQ", "tok") + encode("DIGEST", "lock"),
+    encode("SET", "k", "v", "PX", "100") + encode("FUZZ.ADVANCE", "50") + encode("GET", "k")
+    + encode("FUZZ.ADVANCE", "51") + encode("GET", "k") + encode("FUZZ.EXPIRE"),
+    encode("SET", "k", "v") + encode("PEXPIRE", "k", "1000", "GT") + encode("EXPIRE", "k", "5",
+                                                                           "NX")
+    + encode("PEXPIREAT", "k", "1") + encode("TTL", "k") + encode("PERSIST", "k"),
+    encode("SET", "k", "v", "EXAT", "1700000001") + encode("FUZZ.STEPWALL", "-5000")
+    + encode("PEXPIRETIME", "k") + encode("EXPIRETIME", "k"),
+    encode("HELLO", "3") + encode("SET", "a", "1") + encode("GET", "a") + encode("CLIENT", "INFO")
+    + encode("COMMAND", "INFO", "set") + encode("CONFIG", "GET", "max*"),
+    encode("FOO", "a", "b") + encode("GET") + encode("SET", "k", "v", "NX", "XX")
+    + encode("CONFIG", "SET", "maxclients", "0") + encode("SELECT", "1")
+    + encode("HELLO", "4"),
+    encode("SET", "k", "v", "GET") + encode("SETNX", "k", "w") + encode("SETEX", "k", "0", "v")
+    + encode("PSETEX", "k", "10", "v") + encode("DEL", "k", "k"),
+    encode("EVAL", "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', "
+           "KEYS[1]) else return 0 end", "1", "lock", "tok")
+    + encode("SCRIPT", "LOAD", "return 1") + encode("EVALSHA", "0" * 40, "0"),
+    encode("CLIENT", "SETNAME", "x") + encode("CLIENT", "LIST") + encode("INFO")
+    + encode("DBSIZE") + encode("TIME") + encode("FLUSHALL") + encode("COMMAND", "COUNT"),
+    encode("MONITOR") + encode("SET", "k", "v") + encode("QUIT") + encode("PING"),
+    b"PING\r\nECHO \"hello\\x00world\"\r\nSET k v\r\n",
+]
+commands = [b"\x00" + s for s in sessions]
+# With requirepass "pw": NOAUTH, WRONGPASS, AUTH and HELLO AUTH.
+commands += [
+    b"\x01" + encode("GET", "k") + encode("AUTH", "nope") + encode("AUTH", "default", "pw")
+    + encode("GET", "k"),
+    b"\x01" + encode("HELLO", "3", "AUTH", "default", "pw", "SETNAME", "me") + encode("PING"),
+    b"\x01" + encode(*(["EXISTS"] + ["k"] * 11)),
+    b"\x03" + encode("SET", "k", "v", "PX", "999999999") + encode("AUTH", "pw")
+    + encode("SET", "k", "v", "PX", "999999999"),
+]
+
+# Log files: the records latch writes, then truncated and damaged variants.
+records = [
+    encode("SELECT", "0"),
+    encode("SET", "lock", "tok"),
+    encode("SET", "lock", "tok", "PXAT", "1700000030000"),
+    encode("SET", "old", "x", "PXAT", "1600000000000"),
+    encode("PEXPIREAT", "lock", "1800000000000"),
+    encode("PERSIST", "lock"),
+    encode("DEL", "old", "lock"),
+    encode("SET", "b\r\n\0", "v\r\n"),
+    encode("PEXPIREAT", "b\r\n\0", "1"),
+    encode("FLUSHALL"),
+]
+log = b"".join(records)
+logs = [log, log[:-7], log + b"*2\r\n$3\r\nDEL\r\n$1", log.replace(b"PXAT", b"PXAX", 1),
+        encode("SET", "k") + log, b"SET k v\r\n", encode("SELECT", "1"), b"*1\r\n$3\r\nDEL\n\n"]
+aof = [b"\x01" + l for l in logs] + [b"\x00" + log[:-3]]
+
+# Lines for the splitter: quoting and escapes.
+lines = [
+    b'SET "key with space" \'it\\\'s\' "a\\x41\\x62\\n\\t\\r\\"\\\\" \'\\n\' "\\xFf" "" "\\q"',
+    b'RPUSH l a"b c"', b'ECHO "abc', b"ECHO 'a'b", b"  GET\tk  ", b'SET k "a\\x00b"',
+    b"bind 127.0.0.1 -::1", b'client-output-buffer-limit normal 0 0 0',
+]
+
+write("fuzz_request_parser", [b"\x00\x07" + s for s in streams]
+      + [b"\x01\x03" + s for s in streams[:8]] + [b"\x02\x11" + log, b"\x0c\x00" + streams[0]])
+write("fuzz_commands", commands)
+write("fuzz_aof", aof)
+write("fuzz_split_args", lines)

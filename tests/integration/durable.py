@@ -1,0 +1,125 @@
+"""Helpers for the durability and quarantine tests: a latch-server with a
+persistent data directory that can be killed, power-cut and restarted."""
+
+import os
+import signal
+import subprocess
+import time
+
+import latchtest as lt
+
+
+class Node(object):
+    """One latch-server with its own data directory, restartable.
+
+    Each start picks a fresh free port (a restart is a new process; clients
+    reconnect). `args` are extra server options; `wrapper` is a command prefix
+    (prlimit, faketime…).
+    """
+
+    def __init__(self, workdir, *args, wrapper=(), env=None):
+        self.workdir = workdir
+        self.data = os.path.join(workdir, "data")
+        os.makedirs(self.data, exist_ok=True)
+        self.args = [str(a) for a in args]
+        self.wrapper = list(wrapper)
+        self.env = env
+        self.srv = None
+
+    @property
+    def port(self):
+        return self.srv.port
+
+    @property
+    def aof(self):
+        return os.path.join(self.data, "latch.aof")
+
+    def argv(self, port):
+        return self.wrapper + [lt.latch_binary(), "--port", str(port), "--dir", self.data] + \
+            self.args
+
+    def start(self, *extra):
+        args = list(extra)
+        node = self
+
+        class Proc(lt.ServerProcess):
+            def start(self_inner):
+                # Same as ServerProcess.start, with an environment.
+                last = None
+                for _ in range(5):
+                    port = lt.free_port()
+                    argv = node.argv(port) + [str(a) for a in args]
+                    self_inner.log = open(self_inner.log_path, "ab")
+                    self_inner.proc = subprocess.Popen(
+                        argv, stdout=self_inner.log, stderr=subprocess.STDOUT,
+                        stdin=subprocess.DEVNULL, cwd=self_inner.workdir, env=node.env)
+                    self_inner.argv = argv
+                    self_inner.port = port
+                    lt._running.add(self_inner)
+                    try:
+                        self_inner._wait_ready()
+                        return self_inner
+                    except Exception as e:
+                        last = e
+                        self_inner.stop()
+                raise RuntimeError("latch did not start: %s\n%s" % (last, self_inner.log_text()))
+
+        self.srv = Proc("latch", None, self.workdir).start()
+        return self
+
+    def run_to_exit(self, *extra, timeout=20):
+        """Runs the server expecting it to refuse to start; returns (rc, output)."""
+        port = lt.free_port()
+        p = subprocess.run(self.argv(port) + [str(a) for a in extra], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, timeout=timeout,
+                           cwd=self.workdir, env=self.env)
+        return p.returncode, p.stdout.decode("utf-8", "replace")
+
+    def conn(self, **kw):
+        return self.srv.conn(**kw)
+
+    def cmd(self, *args):
+        with self.conn() as c:
+            return c.cmd(*args)
+
+    def info(self, section=None):
+        with self.conn() as c:
+            raw = c.cmd("INFO", section) if section else c.cmd("INFO")
+        return lt.info_fields(raw)
+
+    def log_text(self):
+        return self.srv.log_text() if self.srv else ""
+
+    def stop(self):
+        """A clean shutdown (SIGTERM)."""
+        if self.srv is not None:
+            self.srv.stop()
+            assert self.srv.proc.returncode == 0, self.srv.log_text()
+
+    def kill9(self):
+        """A process crash: nothing unwritten survives, but the kernel keeps
+        what was written."""
+        self.srv.proc.send_signal(signal.SIGKILL)
+        self.srv.proc.wait(timeout=10)
+        self.srv.stop()
+
+    def power_loss(self):
+        """A machine crash: DEBUG POWERLOSS cuts the log to what was fsynced
+        and exits at once (needs --enable-debug-command yes)."""
+        with self.conn() as c:
+            c.send(lt.encode("DEBUG", "POWERLOSS"))
+            c.read_until_close(timeout=10)
+        self.srv.proc.wait(timeout=10)
+        self.srv.stop()
+
+    def alive(self):
+        return self.srv is not None and self.srv.alive()
+
+
+def wait_until(predicate, timeout, interval=0.02):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return bool(predicate())

@@ -1,0 +1,360 @@
+"""The append-only log: replay equality, crash durability under appendfsync
+always, truncated tails, corruption and its repair, rewrite under load, a full
+disk, and LOADING during replay. Every test runs the real latch-server."""
+
+import os
+import random
+import shutil
+import subprocess
+import threading
+import time
+
+import pytest
+
+import latchtest as lt
+from durable import Node, wait_until
+
+# The lock-safety features are not under test here.
+BASE = ("--quarantine", "never", "--max-lock-ttl", "0")
+
+
+def check_aof_tool():
+    return os.path.join(lt.build_dir(), "tools", "latch-check-aof")
+
+
+def redis_check_aof(path):
+    p = subprocess.run(["redis-check-aof", path], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, timeout=60)
+    return p.returncode, p.stdout.decode()
+
+
+def snapshot(node, keys):
+    """{key: (value, pttl)} for the keys that exist."""
+    out = {}
+    with node.conn() as c:
+        for k in keys:
+            v = c.cmd("GET", k)
+            if v is not None:
+                out[k] = (v, c.cmd("PTTL", k))
+    return out
+
+
+def test_replay_gives_the_same_dataset(tmp_path):
+    node = Node(str(tmp_path), *BASE).start()
+    rng = random.Random(7)
+    keys = ["k%d" % i for i in range(300)]
+    with node.conn() as c:
+        for _ in range(3000):
+            k = rng.choice(keys)
+            op = rng.random()
+            if op < 0.35:
+                c.cmd("SET", k, "v%d" % rng.randrange(10**6))
+            elif op < 0.6:
+                c.cmd("SET", k, b"\x00bin\r\n%d" % rng.randrange(1000), "PX",
+                      rng.randrange(20000, 60000))
+            elif op < 0.7:
+                c.cmd("DEL", k)
+            elif op < 0.8:
+                c.cmd("PEXPIRE", k, rng.randrange(20000, 60000))
+            elif op < 0.85:
+                c.cmd("PERSIST", k)
+            elif op < 0.9:
+                c.cmd("SET", k, "nx", "NX", "EX", 50)
+            elif op < 0.95:
+                c.cmd("DELIFEQ", k, "nx")
+            else:
+                c.cmd("SET", k, "ifeq", "IFEQ", "nx", "PX", 40000)
+        # Keys that expire before the restart must not come back.
+        for i in range(50):
+            c.cmd("SET", "short%d" % i, "x", "PX", 50)
+        dbsize = c.cmd("DBSIZE")
+    before = snapshot(node, keys)
+    time.sleep(0.1)
+    t0 = time.monotonic()
+    node.stop()
+    node.start()
+    downtime_ms = (time.monotonic() - t0) * 1000
+    after = snapshot(node, keys)
+    assert sorted(after) == sorted(before)
+    for k, (v, pttl) in before.items():
+        v2, pttl2 = after[k]
+        assert v2 == v, k
+        if pttl == -1:
+            assert pttl2 == -1, k
+        else:
+            # The deadline is the same instant: only the downtime has passed.
+            assert pttl - downtime_ms - 200 <= pttl2 <= pttl, (k, pttl, pttl2, downtime_ms)
+    assert node.cmd("EXISTS", *["short%d" % i for i in range(50)]) == 0
+    assert node.cmd("DBSIZE") == len(before)
+    assert dbsize >= len(before)
+    rc, out = redis_check_aof(node.aof)
+    assert rc == 0 and "is valid" in out, out
+    node.stop()
+
+
+def test_log_records_effects_not_requests(tmp_path):
+    node = Node(str(tmp_path), *BASE).start()
+    with node.conn() as c:
+        assert c.cmd("SET", "a", "1", "PX", 60000) == b"OK"
+        assert c.cmd("SET", "a", "2", "NX") is None          # changed nothing: not logged
+        assert c.cmd("SET", "a", "3", "GET") == b"1"          # logged as a plain SET
+        assert c.cmd("DELIFEQ", "a", "nope") == 0             # not logged
+        assert c.cmd("PEXPIRE", "a", 30000) == 1              # logged as PEXPIREAT
+        assert c.cmd("SET", "gone", "x", "PX", 30) == b"OK"
+    time.sleep(0.3)                                           # active expiry logs a DEL
+    node.stop()
+    with open(node.aof, "rb") as f:
+        data = f.read()
+    text = data.replace(b"\r\n", b" ")
+    assert b"PXAT" in text and b" PX " not in text
+    assert text.count(b"$3 SET ") == 3          # SET a 1 PXAT, SET a 3, SET gone x PXAT
+    assert b"$1 2 " not in text                 # the failed NX
+    assert b"GET" not in text
+    assert b"PEXPIREAT" in text
+    assert b"DELIFEQ" not in text
+    assert text.endswith(b"$3 DEL $4 gone ")
+
+
+def acked_writer(port, prefix, stop, acked, errors):
+    """Writes prefix:N = N sequentially, recording every acknowledged key."""
+    try:
+        c = lt.Conn(port, timeout=5)
+        i = 0
+        while not stop.is_set():
+            key = "%s:%d" % (prefix, i)
+            c.send(lt.encode("SET", key, str(i)))
+            r = c.read()
+            if r == b"OK":
+                acked.append(key)
+            i += 1
+    except (OSError, ConnectionError, lt.Incomplete, ValueError):
+        pass  # the server was killed mid-request: that write was not acknowledged
+    except Exception as e:  # pragma: no cover - a real failure
+        errors.append(e)
+
+
+@pytest.mark.parametrize("cycles", [20])
+def test_kill9_under_load_loses_no_acknowledged_write(tmp_path, cycles):
+    node = Node(str(tmp_path), *BASE, "--appendfsync", "always")
+    rng = random.Random(11)
+    all_acked = []
+    for cycle in range(cycles):
+        node.start()
+        # Everything acknowledged in earlier cycles survived this restart.
+        if all_acked:
+            with node.conn() as c:
+                sample = all_acked if len(all_acked) < 2000 else rng.sample(all_acked, 2000)
+                for k in sample:
+                    assert c.cmd("GET", k) == k.rsplit(":", 1)[1].encode(), (cycle, k)
+        stop = threading.Event()
+        acked, errors = [], []
+        writers = [threading.Thread(target=acked_writer,
+                                    args=(node.port, "c%dw%d" % (cycle, w), stop, acked, errors))
+                   for w in range(4)]
+        for t in writers:
+            t.start()
+        time.sleep(rng.uniform(0.05, 0.3))
+        node.kill9()
+        stop.set()
+        for t in writers:
+            t.join(timeout=10)
+        assert not errors, errors
+        all_acked.extend(acked)
+    node.start()
+    with node.conn() as c:
+        missing = [k for k in all_acked if c.cmd("GET", k) != k.rsplit(":", 1)[1].encode()]
+    assert not missing, "%d acknowledged writes lost, e.g. %s" % (len(missing), missing[:5])
+    assert len(all_acked) > cycles * 10
+    node.stop()
+
+
+def make_log(tmp_path, n=20):
+    """A clean log with n SETs; returns (node, record start offsets)."""
+    node = Node(str(tmp_path), *BASE).start()
+    with node.conn() as c:
+        for i in range(n):
+            assert c.cmd("SET", "key%d" % i, "value-%d" % i) == b"OK"
+    node.stop()
+    with open(node.aof, "rb") as f:
+        data = f.read()
+    starts, pos = [], 0
+    while pos < len(data):
+        starts.append(pos)
+        _, pos = lt.parse_reply(data, pos)
+    return node, data, starts
+
+
+def test_truncated_tail_is_cut_at_every_offset(tmp_path):
+    node, data, starts = make_log(tmp_path)
+    last = starts[-1]
+    assert len(data) - last > 20
+    for cut in range(last + 1, len(data)):
+        with open(node.aof, "wb") as f:
+            f.write(data[:cut])
+        node.start()
+        with node.conn() as c:
+            assert c.cmd("DBSIZE") == 19, cut
+            assert c.cmd("GET", "key18") == b"value-18"
+            assert c.cmd("GET", "key19") is None
+        assert "short read" in node.log_text() and "offset %d" % last in node.log_text()
+        node.stop()
+        # The incomplete record was cut off the file, so appends stay valid.
+        assert os.path.getsize(node.aof) == last
+    # With aof-load-truncated no, latch refuses to start and says why.
+    with open(node.aof, "wb") as f:
+        f.write(data[:len(data) - 3])
+    rc, out = node.run_to_exit("--aof-load-truncated", "no")
+    assert rc != 0
+    assert "incomplete record at offset %d" % last in out
+    assert "latch-check-aof --fix" in out
+
+
+def test_corruption_in_the_middle_refuses_to_start_then_check_aof_fixes(tmp_path):
+    node, data, starts = make_log(tmp_path)
+    bad = starts[10]
+    corrupted = data[:bad + 1] + b"X" + data[bad + 2:]   # "*3" becomes "*X"
+    with open(node.aof, "wb") as f:
+        f.write(corrupted)
+    rc, out = node.run_to_exit()
+    assert rc != 0
+    assert "latch.aof" in out and "offset %d" % bad in out
+    assert "invalid multibulk length" in out
+    assert "latch-check-aof --fix latch.aof" in out
+    # The file is untouched by the failed start.
+    with open(node.aof, "rb") as f:
+        assert f.read() == corrupted
+
+    tool = check_aof_tool()
+    p = subprocess.run([tool, node.aof], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    assert p.returncode == 1 and b"ok_up_to=%d" % bad in p.stdout, p.stdout
+    p = subprocess.run([tool, "--fix", node.aof], input=b"n\n", stdout=subprocess.PIPE)
+    assert p.returncode == 1 and b"Aborted" in p.stdout
+    p = subprocess.run([tool, "--fix", "--yes", node.aof], stdout=subprocess.PIPE)
+    assert p.returncode == 0, p.stdout
+    backups = [f for f in os.listdir(node.data) if f.startswith("latch.aof.bak-")]
+    assert backups
+    with open(os.path.join(node.data, backups[0]), "rb") as f:
+        assert f.read() == corrupted
+    assert os.path.getsize(node.aof) == bad
+    node.start()
+    assert node.cmd("DBSIZE") == 10
+    node.stop()
+    rc, out = redis_check_aof(node.aof)
+    assert rc == 0, out
+
+
+def test_rewrite_under_load_keeps_every_write_and_shrinks(tmp_path):
+    node = Node(str(tmp_path), *BASE, "--appendfsync", "always").start()
+    with node.conn() as c:
+        # Many overwrites of few keys: a long log for a small live set.
+        for i in range(3000):
+            c.cmd("SET", "hot%d" % (i % 50), "v%d" % i)
+    size_before = os.path.getsize(node.aof)
+    stop = threading.Event()
+    acked, errors = [], []
+    writers = [threading.Thread(target=acked_writer, args=(node.port, "w%d" % w, stop, acked,
+                                                           errors)) for w in range(3)]
+    for t in writers:
+        t.start()
+    time.sleep(0.2)
+    assert node.cmd("BGREWRITEAOF") == b"Background append only file rewriting started"
+    assert wait_until(lambda: node.info("persistence").get("aof_rewrites") == "1", 20)
+    time.sleep(0.2)
+    stop.set()
+    for t in writers:
+        t.join(timeout=10)
+    assert not errors
+    info = node.info("persistence")
+    assert info["aof_last_bgrewrite_status"] == "ok"
+    node.stop()
+    rc, out = redis_check_aof(node.aof)
+    assert rc == 0 and "is valid" in out, out
+    # The log shrank to about the live set (plus what arrived after the rewrite).
+    live = 50 + len(acked)
+    assert os.path.getsize(node.aof) < size_before + live * 60
+    node.start()
+    with node.conn() as c:
+        missing = [k for k in acked if c.cmd("GET", k) != k.rsplit(":", 1)[1].encode()]
+        assert not missing, (missing, sorted(acked)[:3])
+        assert c.cmd("DBSIZE") == live
+        assert c.cmd("GET", "hot49") == b"v2999"
+        for k in acked:
+            assert c.cmd("GET", k) == k.rsplit(":", 1)[1].encode(), k
+    node.stop()
+
+
+@pytest.mark.parametrize("policy", ["everysec", "always"])
+def test_full_disk_refuses_writes_serves_reads_and_recovers(tmp_path, policy):
+    if shutil.which("prlimit") is None:
+        pytest.fail("prlimit (util-linux) is needed to limit the log's size")
+    node = Node(str(tmp_path), *BASE, "--appendfsync", policy,
+                wrapper=["prlimit", "--fsize=20000:unlimited", "--"]).start()
+    c = node.conn()
+    assert c.cmd("SET", "keep", "me") == b"OK"
+    big = "x" * 1000
+    replies = []
+    held = False
+    for i in range(40):
+        c.send(lt.encode("SET", "big%d" % i, big))
+        try:
+            replies.append(c.read(timeout=1.5))
+        except TimeoutError:
+            # appendfsync always: a write whose record could not be written is
+            # not answered (it waits for the log).
+            held = True
+            break
+    assert held == (policy == "always"), replies
+    # Past the limit: write commands are refused, reads still work. (Under
+    # everysec the write may first wait behind a running fsync, up to 2 s.)
+    assert wait_until(lambda: node.info("persistence")["aof_last_write_status"] == "err", 5)
+    with node.conn() as c2:
+        r = c2.cmd("SET", "after", "full")
+        assert isinstance(r, lt.RespError) and r.text.startswith(b"MISCONF"), r
+        assert c2.cmd("GET", "keep") == b"me"
+        assert node.info("persistence")["aof_last_write_status"] == "err"
+    if policy == "always":
+        # Nothing was acknowledged that is not in the log.
+        assert all(r == b"OK" for r in replies), replies
+    # Space returns: the cron retries and writes are accepted again.
+    subprocess.run(["prlimit", "--pid", str(node.srv.proc.pid), "--fsize=unlimited"], check=True)
+    assert wait_until(lambda: node.cmd("SET", "after", "space") == b"OK", 5)
+    if policy == "always":
+        # The write that was held while the log failed is answered now.
+        r = c.read(timeout=5)
+        assert r == b"OK", r
+    c.close()
+    assert node.info("persistence")["aof_last_write_status"] == "ok"
+    node.stop()
+    node.wrapper = []
+    node.start()
+    with node.conn() as c3:
+        assert c3.cmd("GET", "keep") == b"me"
+        assert c3.cmd("GET", "after") == b"space"
+    node.stop()
+    rc, out = redis_check_aof(node.aof)
+    assert rc == 0, out
+
+
+def test_clients_get_loading_during_replay(tmp_path):
+    node = Node(str(tmp_path), *BASE)
+    at = int(time.time() * 1000) + 600000
+    with open(node.aof, "wb") as f:
+        chunk = []
+        for i in range(600000):
+            chunk.append(lt.encode("SET", "lock:%d" % i, "t" * 36, "PXAT", at))
+            if len(chunk) == 50000:
+                f.write(b"".join(chunk))
+                chunk = []
+        f.write(b"".join(chunk))
+    node.start()
+    # start() returns at the first answer to PING; while loading that is LOADING.
+    with node.conn() as c:
+        first = c.cmd("PING")
+        info = lt.info_fields(c.cmd("INFO", "persistence"))
+    assert isinstance(first, lt.RespError) and first.text.startswith(b"LOADING"), first
+    assert info["loading"] == "1" and int(info["loading_total_bytes"]) > 0
+    assert wait_until(lambda: node.cmd("PING") == b"PONG", 60)
+    assert node.cmd("DBSIZE") == 600000
+    log = node.log_text()
+    assert "DB loaded from append only file: 600000 keys loaded, 0 keys already expired" in log
+    node.stop()

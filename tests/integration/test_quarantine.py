@@ -1,0 +1,290 @@
+"""Restart quarantine, the lease cap (max-lock-ttl) and clock safety, against
+real latch-server processes; and the RedLock scenario of seeds 002 ("delayed
+restart") end to end with five nodes."""
+
+import os
+import subprocess
+import time
+
+import pytest
+
+import latchtest as lt
+from durable import Node, wait_until
+
+TTL = 2000  # max-lock-ttl for these tests: quarantines last 2 s
+
+
+def is_quarantine_error(reply):
+    return isinstance(reply, lt.RespError) and reply.text.startswith(b"QUARANTINE ")
+
+
+def quarantine_info(node):
+    return node.info("latch")
+
+
+def test_crash_with_everysec_quarantines_then_ends_by_itself(tmp_path):
+    node = Node(str(tmp_path), "--max-lock-ttl", TTL, "--appendfsync", "everysec").start()
+    assert node.cmd("SET", "lock", "A", "NX", "PX", TTL) == b"OK"
+    node.kill9()
+    t0 = time.monotonic()
+    node.start()
+    info = quarantine_info(node)
+    assert info["quarantine"] == "1"
+    assert "crashed" in info["quarantine_reason"]
+    assert 0 < int(info["quarantine_remaining_ms"]) <= TTL
+    with node.conn() as c:
+        # Every command that could grant, re-grant or extend a lease is refused…
+        for args in (("SET", "other", "B", "NX", "PX", 1000), ("SET", "plain", "x"),
+                     ("SETNX", "x", "1"), ("SETEX", "x", 1, "v"),
+                     ("SET", "lock", "A", "IFEQ", "A", "PX", 1000),
+                     ("PEXPIRE", "lock", 1000), ("EXPIRE", "lock", 1), ("PERSIST", "lock"),
+                     ("PEXPIREAT", "lock", int(time.time() * 1000) + 500)):
+            r = c.cmd(*args)
+            assert is_quarantine_error(r), (args, r)
+            assert b"for another" in r.text and b" ms" in r.text
+        # …while reads and releases work.
+        assert c.cmd("GET", "lock") == b"A"
+        assert c.cmd("PTTL", "lock") > 0
+        assert c.cmd("DELIFEQ", "lock", "nope") == 0
+        assert c.cmd("DELIFEQ", "lock", "A") == 1
+        assert c.cmd("DEL", "lock") == 0
+        assert c.cmd("DELEX", "lock", "IFEQ", "A") == 0
+    # It ends by itself after about max-lock-ttl.
+    assert wait_until(lambda: node.cmd("SET", "other", "B", "NX", "PX", 1000) == b"OK", 5)
+    elapsed = time.monotonic() - t0
+    assert elapsed >= (TTL - 300) / 1000.0, elapsed
+    assert quarantine_info(node)["quarantine"] == "0"
+    assert "Restart quarantine:" in node.log_text()
+    assert wait_until(lambda: "Restart quarantine over" in node.log_text(), 2)
+    node.stop()
+
+
+def test_clean_shutdown_does_not_quarantine(tmp_path):
+    node = Node(str(tmp_path), "--max-lock-ttl", TTL).start()
+    assert node.cmd("SET", "lock", "A", "NX", "PX", TTL) == b"OK"
+    with node.conn() as c:
+        c.send(lt.encode("SHUTDOWN"))
+        assert c.read_until_close(timeout=10) == b""
+    node.srv.proc.wait(timeout=10)
+    assert node.srv.proc.returncode == 0
+    node.srv.stop()
+    node.start()
+    info = quarantine_info(node)
+    assert info["quarantine"] == "0", info
+    assert "shut down cleanly" in info["quarantine_reason"]
+    assert node.cmd("GET", "lock") == b"A"
+    assert node.cmd("SET", "next", "B", "NX", "PX", 1000) == b"OK"
+    node.stop()
+
+
+def test_always_plus_kill9_keeps_every_lock_and_does_not_quarantine(tmp_path):
+    node = Node(str(tmp_path), "--max-lock-ttl", 60000, "--appendfsync", "always").start()
+    acked = []
+    with node.conn() as c:
+        for i in range(200):
+            if c.cmd("SET", "lock:%d" % i, "tok%d" % i, "NX", "PX", 60000) == b"OK":
+                acked.append(i)
+    node.kill9()
+    node.start()
+    info = quarantine_info(node)
+    assert info["quarantine"] == "0", info
+    assert "appendfsync always" in info["quarantine_reason"]
+    with node.conn() as c:
+        for i in acked:
+            assert c.cmd("GET", "lock:%d" % i) == b"tok%d" % i
+        assert c.cmd("SET", "fresh", "x", "NX", "PX", 1000) == b"OK"
+    node.stop()
+
+
+def test_appendonly_no_always_quarantines(tmp_path):
+    node = Node(str(tmp_path), "--max-lock-ttl", TTL, "--appendonly", "no").start()
+    # Even the first start: nothing proves that no lock was granted before.
+    assert quarantine_info(node)["quarantine"] == "1"
+    assert wait_until(lambda: node.cmd("SET", "l", "A", "NX", "PX", TTL) == b"OK", 5)
+    node.stop()
+    node.start()
+    info = quarantine_info(node)
+    assert info["quarantine"] == "1", info
+    assert "appendonly no" in info["quarantine_reason"]
+    assert node.cmd("GET", "l") is None  # forgotten: this is why
+    node.stop()
+
+
+def test_fresh_directory_with_a_log_starts_without_quarantine(tmp_path):
+    node = Node(str(tmp_path), "--max-lock-ttl", TTL).start()
+    info = quarantine_info(node)
+    assert info["quarantine"] == "0"
+    assert "fresh data directory" in info["quarantine_reason"]
+    node.stop()
+
+
+def test_missing_or_damaged_state_record_means_unsafe(tmp_path):
+    node = Node(str(tmp_path), "--max-lock-ttl", TTL).start()
+    assert node.cmd("SET", "l", "A", "PX", TTL) == b"OK"
+    node.stop()
+    state = os.path.join(node.data, "latch.state")
+    with open(state) as f:
+        text = f.read()
+    assert "status clean" in text
+    # Damaged: one byte changed (the checksum no longer matches).
+    with open(state, "w") as f:
+        f.write(text.replace("status clean", "status clean "))
+    node.start()
+    info = quarantine_info(node)
+    assert info["quarantine"] == "1" and "damaged" in info["quarantine_reason"], info
+    node.stop()
+    # Missing, while a log exists.
+    os.unlink(state)
+    node.start()
+    info = quarantine_info(node)
+    assert info["quarantine"] == "1" and "missing" in info["quarantine_reason"], info
+    node.stop()
+
+
+def test_config_set_quarantine_never_ends_it_early(tmp_path):
+    node = Node(str(tmp_path), "--max-lock-ttl", 60000, "--appendonly", "no").start()
+    assert is_quarantine_error(node.cmd("SET", "l", "A", "NX", "PX", 1000))
+    assert node.cmd("CONFIG", "SET", "quarantine", "never") == b"OK"
+    assert node.cmd("SET", "l", "A", "NX", "PX", 1000) == b"OK"
+    assert quarantine_info(node)["quarantine"] == "0"
+    assert "ended early by CONFIG SET quarantine never" in node.log_text()
+    node.stop()
+
+
+def test_power_loss_during_quarantine_does_not_shorten_the_next_one(tmp_path):
+    node = Node(str(tmp_path), "--max-lock-ttl", 3000, "--enable-debug-command", "yes").start()
+    assert node.cmd("SET", "a", "1", "PX", 3000) == b"OK"
+    node.kill9()
+    node.start()
+    assert quarantine_info(node)["quarantine"] == "1"
+    node.power_loss()
+    node.start()
+    info = quarantine_info(node)
+    assert info["quarantine"] == "1", info
+    # It still covers the locks granted before the first crash.
+    assert int(info["quarantine_remaining_ms"]) > 1000
+    node.stop()
+
+
+# ---------------------------------------------------------------- the TTL cap
+
+
+def test_ttl_cap_refuses_longer_leases_and_names_the_limit(tmp_path):
+    node = Node(str(tmp_path), "--max-lock-ttl", 5000).start()
+    now_ms = int(time.time() * 1000)
+    with node.conn() as c:
+        assert c.cmd("SET", "k", "v", "PX", 5000) == b"OK"
+        assert c.cmd("SET", "k", "v", "EX", 5) == b"OK"
+        for args in (("SET", "k", "v", "PX", 5001), ("SET", "k", "v", "EX", 6),
+                     ("SET", "k", "v", "PXAT", now_ms + 60000),
+                     ("SET", "k", "v", "EXAT", now_ms // 1000 + 60),
+                     ("SET", "k", "v", "IFEQ", "v", "PX", 10000),
+                     ("PEXPIRE", "k", 10000), ("EXPIRE", "k", 10),
+                     ("PEXPIREAT", "k", now_ms + 60000), ("EXPIREAT", "k", now_ms // 1000 + 60),
+                     ("SETEX", "k", 10, "v"), ("PSETEX", "k", 10000, "v")):
+            r = c.cmd(*args)
+            assert isinstance(r, lt.RespError), (args, r)
+            assert b"max-lock-ttl" in r.text and b"5000 ms" in r.text, r.text
+        # Keys without a TTL are allowed (they are not leases); KEEPTTL keeps a capped TTL.
+        assert c.cmd("SET", "plain", "v") == b"OK"
+        assert c.cmd("SET", "k", "w", "KEEPTTL") == b"OK"
+        assert 0 < c.cmd("PTTL", "k") <= 5000
+        # A deadline in the past deletes: not a lease.
+        assert c.cmd("PEXPIREAT", "k", 1) == 1
+        # 0 disables the cap.
+        assert c.cmd("CONFIG", "SET", "max-lock-ttl", "0") == b"OK"
+        assert c.cmd("SET", "k", "v", "EX", 3600) == b"OK"
+    node.stop()
+
+
+# ---------------------------------------------------------------- clocks
+
+
+def libfaketime():
+    for p in ("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
+              "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1"):
+        if os.path.exists(p):
+            return p
+    return None
+
+
+def test_stepping_the_wall_clock_does_not_change_lock_ttls(tmp_path):
+    lib = libfaketime()
+    if lib is None:
+        pytest.fail("libfaketime is needed (Debian package faketime)")
+    stamp = os.path.join(str(tmp_path), "faketime")
+    with open(stamp, "w") as f:
+        f.write("@2030-01-01 10:00:00\n")
+    env = dict(os.environ, LD_PRELOAD=lib, FAKETIME_TIMESTAMP_FILE=stamp, FAKETIME_NO_CACHE="1",
+               FAKETIME_DONT_FAKE_MONOTONIC="1")
+    node = Node(str(tmp_path), "--quarantine", "never", env=env).start()
+    with node.conn() as c:
+        t_before = int(c.cmd("TIME")[0])
+        assert c.cmd("SET", "lock", "A", "PX", 2000) == b"OK"
+        start = time.monotonic()
+        # Step the wall clock forward one hour.
+        with open(stamp, "w") as f:
+            f.write("@2030-01-01 11:00:00\n")
+        time.sleep(0.2)
+        t_after = int(c.cmd("TIME")[0])
+        assert t_after - t_before >= 3590, (t_before, t_after)  # the step took effect
+        pttl = c.cmd("PTTL", "lock")
+        assert 1500 <= pttl <= 1850, pttl
+        assert c.cmd("GET", "lock") == b"A"
+        # The lock still lives about 2 s in real time, then goes.
+        assert wait_until(lambda: c.cmd("GET", "lock") is None, 5)
+        lived = time.monotonic() - start
+        assert 1.7 <= lived <= 2.6, lived
+        # EXAT/PXAT are read on the (stepped) wall clock when applied.
+        secs, usecs = c.cmd("TIME")
+        wall_ms = int(secs) * 1000 + int(usecs) // 1000
+        assert c.cmd("SET", "abs", "x", "PXAT", wall_ms + 1500) == b"OK"
+        assert 1000 <= c.cmd("PTTL", "abs") <= 1600
+    node.stop()
+
+
+# ---------------------------------------------------------------- seeds 002
+
+
+def redlock_acquire(nodes, key, token, ttl):
+    """Asks each node for SET key token NX PX ttl; returns the granting ones."""
+    granted = []
+    for n in nodes:
+        with n.conn() as c:
+            if c.cmd("SET", key, token, "NX", "PX", ttl) == b"OK":
+                granted.append(n)
+    return granted
+
+
+@pytest.mark.parametrize("mode", ["never", "auto"])
+def test_redlock_delayed_restart_scenario(tmp_path, mode):
+    """Client A wins nodes 1-3 of five. Node 3 (appendfsync everysec) loses
+    power before its fsync and restarts at once. Client B asks nodes 3-5.
+    Without quarantine B wins a majority while A's lock is still valid: two
+    holders. With quarantine auto, node 3 refuses and B gets no majority."""
+    ttl = 10000
+    nodes = [Node(os.path.join(str(tmp_path), "n%d" % i), "--max-lock-ttl", ttl,
+                  "--appendfsync", "everysec", "--quarantine", mode,
+                  "--enable-debug-command", "yes").start() for i in range(5)]
+    n1, n2, n3, n4, n5 = nodes
+    # Node 3 has just fsynced (its first write syncs at once); A's lock is the
+    # write that follows, still only in the page cache when the power goes.
+    assert n3.cmd("SET", "warmup", "x") == b"OK"
+    t0 = time.monotonic()
+    a = redlock_acquire([n1, n2, n3], "resource", "token-A", ttl)
+    assert len(a) == 3  # A holds the lock: 3 of 5
+    n3.power_loss()
+    n3.start()
+    assert n3.cmd("GET", "resource") is None  # node 3 forgot A's lock
+    b = redlock_acquire([n3, n4, n5], "resource", "token-B", ttl)
+    a_still_valid = (time.monotonic() - t0) * 1000 < ttl - ttl * 0.01 - 2
+    assert a_still_valid
+    if mode == "never":
+        # The violation: B also holds a majority while A's lock is valid.
+        assert len(b) == 3
+    else:
+        assert [n.port for n in b] == [n4.port, n5.port]  # 2 of 5: no majority
+        assert is_quarantine_error(n3.cmd("SET", "resource", "token-B", "NX", "PX", ttl))
+        assert quarantine_info(n3)["quarantine"] == "1"
+    for n in nodes:
+        n.stop()
