@@ -1,11 +1,48 @@
 #include "protocol/request_parser.h"
 
+#include <algorithm>
 #include <cstring>
+#include <optional>
 #include <limits>
 
 #include "protocol/text.h"
 
 namespace latch::resp {
+
+namespace {
+
+// Length lines are parsed for every argument of every request: a fast path
+// for the common case (1 to 18 digits, no sign, no leading zero), with the
+// exact Redis rules of ParseInt64 for everything else.
+std::optional<int64_t> ParseLength(std::string_view s) {
+  if (!s.empty() && s.size() <= 18 && s[0] >= '1' && s[0] <= '9') {
+    int64_t v = 0;
+    for (char c : s) {
+      if (c < '0' || c > '9') return ParseInt64(s);
+      v = v * 10 + (c - '0');
+    }
+    return v;
+  }
+  return ParseInt64(s);
+}
+
+// Reads a length line in its common form, "<digits>\r" followed by one more
+// byte, starting at `from` (just after '*' or '$'): finding the end of the
+// line and parsing it in one pass. Returns -1 for anything else (a sign,
+// a leading zero, a long number, an incomplete line): the caller then takes
+// the exact, slower path.
+int64_t FastLength(std::string_view in, size_t from, size_t* cr) {
+  if (from >= in.size() || in[from] < '1' || in[from] > '9') return -1;
+  size_t end = std::min(in.size(), from + 18);
+  int64_t v = 0;
+  size_t i = from;
+  for (; i < end && in[i] >= '0' && in[i] <= '9'; ++i) v = v * 10 + (in[i] - '0');
+  if (i + 1 >= in.size() || in[i] != '\r') return -1;
+  *cr = i;
+  return v;
+}
+
+}  // namespace
 
 void RequestParser::Reset() {
   pos_ = 0;
@@ -88,15 +125,19 @@ RequestParser::Result RequestParser::ParseMultibulk(std::string_view in,
 
   if (elements_left_ == 0) {
     // The "*<count>\r\n" header.
-    size_t cr = find_line_end(0);
-    if (cr == std::string_view::npos) {
-      if (in.size() > kMaxInlineSize) {
-        return Fail("ERR Protocol error: too big mbulk count string");
+    size_t cr;
+    std::optional<int64_t> count = FastLength(in, 1, &cr);
+    if (*count < 0) {
+      cr = find_line_end(0);
+      if (cr == std::string_view::npos) {
+        if (in.size() > kMaxInlineSize) {
+          return Fail("ERR Protocol error: too big mbulk count string");
+        }
+        return Result::kNeedMore;
       }
-      return Result::kNeedMore;
+      count = ParseLength(in.substr(1, cr - 1));
     }
     if (bad_line_end(cr)) return Fail("ERR Protocol error: expected CRLF after length");
-    auto count = ParseInt64(in.substr(1, cr - 1));
     if (!count || *count > std::numeric_limits<int32_t>::max()) {
       return Fail("ERR Protocol error: invalid multibulk length");
     }
@@ -118,18 +159,22 @@ RequestParser::Result RequestParser::ParseMultibulk(std::string_view in,
   while (elements_left_ > 0) {
     if (bulk_len_ < 0) {
       // The "$<len>\r\n" header of the next bulk.
-      size_t cr = find_line_end(pos_);
-      if (cr == std::string_view::npos) {
-        if (in.size() - pos_ > kMaxInlineSize) {
-          return Fail("ERR Protocol error: too big bulk count string");
+      size_t cr;
+      std::optional<int64_t> len = in[pos_] == '$' ? FastLength(in, pos_ + 1, &cr) : -1;
+      if (*len < 0) {
+        cr = find_line_end(pos_);
+        if (cr == std::string_view::npos) {
+          if (in.size() - pos_ > kMaxInlineSize) {
+            return Fail("ERR Protocol error: too big bulk count string");
+          }
+          return Result::kNeedMore;
         }
-        return Result::kNeedMore;
+        if (in[pos_] != '$') {
+          return Fail(std::string("ERR Protocol error: expected '$', got '") + in[pos_] + "'");
+        }
+        len = ParseLength(in.substr(pos_ + 1, cr - pos_ - 1));
       }
       if (bad_line_end(cr)) return Fail("ERR Protocol error: expected CRLF after length");
-      if (in[pos_] != '$') {
-        return Fail(std::string("ERR Protocol error: expected '$', got '") + in[pos_] + "'");
-      }
-      auto len = ParseInt64(in.substr(pos_ + 1, cr - pos_ - 1));
       if (!len || *len < 0 || *len > limits.max_bulk_len) {
         return Fail("ERR Protocol error: invalid bulk length");
       }

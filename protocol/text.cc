@@ -55,7 +55,7 @@ bool IsHexDigit(char c) { return std::isxdigit(static_cast<unsigned char>(c)) !=
 
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
-  return (std::tolower(static_cast<unsigned char>(c)) - 'a') + 10;
+  return (AsciiLower(c) - 'a') + 10;
 }
 
 bool IsBlank(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
@@ -135,17 +135,14 @@ std::optional<std::vector<std::string>> SplitArgs(std::string_view line) {
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
+    if (AsciiLower(a[i]) != AsciiLower(b[i])) return false;
   }
   return true;
 }
 
 std::string ToLower(std::string_view s) {
   std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : out) c = AsciiLower(c);
   return out;
 }
 
@@ -162,7 +159,7 @@ bool GlobMatchImpl(const char* p, size_t plen, const char* s, size_t slen, bool 
   // Bound the recursion on patterns like "*****...": Redis does the same.
   if (depth > 1000) return false;
   auto lower = [&](char c) {
-    return nocase ? static_cast<char>(std::tolower(static_cast<unsigned char>(c))) : c;
+    return nocase ? AsciiLower(c) : c;
   };
   while (plen > 0 && slen > 0) {
     switch (p[0]) {

@@ -30,6 +30,9 @@ std::optional<double> ParseDouble(std::string_view s);
 // on unbalanced quotes. Used for inline requests and for config files.
 std::optional<std::vector<std::string>> SplitArgs(std::string_view line);
 
+// ASCII lower case, without the locale lookups of std::tolower.
+inline char AsciiLower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
+
 // ASCII case-insensitive equality (command names and option words).
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 

@@ -477,6 +477,18 @@ CommandTable::CommandTable() : commands_(BuildTable()) {
     c.fullname = c.name;
     for (CommandSpec& s : c.subcommands) s.fullname = c.name + "|" + s.name;
   }
+  slots_.assign(256, nullptr);
+  for (const CommandSpec& c : commands_) {
+    size_t i = NameHash(c.name) & (slots_.size() - 1);
+    while (slots_[i] != nullptr) i = (i + 1) & (slots_.size() - 1);
+    slots_[i] = &c;
+  }
+}
+
+uint32_t CommandTable::NameHash(std::string_view lower) {
+  uint32_t h = 2166136261u;
+  for (char c : lower) h = (h ^ static_cast<unsigned char>(c)) * 16777619u;
+  return h;
 }
 
 const CommandTable& CommandTable::Get() {
@@ -485,12 +497,15 @@ const CommandTable& CommandTable::Get() {
 }
 
 const CommandSpec* CommandTable::Find(std::string_view name) const {
-  // A linear scan over ~40 short names is as fast as hashing for this size
-  // and keeps the table a plain vector. First-character check prunes most.
-  if (name.empty()) return nullptr;
-  char first = static_cast<char>(std::tolower(static_cast<unsigned char>(name[0])));
-  for (const CommandSpec& c : commands_) {
-    if (c.name[0] == first && EqualsIgnoreCase(c.name, name)) return &c;
+  // Every request looks its command up: fold the name to lower case in a
+  // small stack buffer, then one hash lookup. No command name is longer.
+  char lower[32];
+  if (name.empty() || name.size() > sizeof(lower)) return nullptr;
+  for (size_t i = 0; i < name.size(); ++i) lower[i] = AsciiLower(name[i]);
+  std::string_view key(lower, name.size());
+  for (size_t i = NameHash(key) & (slots_.size() - 1); slots_[i] != nullptr;
+       i = (i + 1) & (slots_.size() - 1)) {
+    if (slots_[i]->name == key) return slots_[i];
   }
   return nullptr;
 }

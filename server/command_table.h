@@ -114,6 +114,10 @@ class CommandTable {
  private:
   CommandTable();
   std::vector<CommandSpec> commands_;
+  // Lower-case name → command: a small open-addressing table (FNV-1a hash,
+  // linear probing) that Find() probes with the name folded on the fly.
+  static uint32_t NameHash(std::string_view lower);
+  std::vector<const CommandSpec*> slots_;
 };
 
 // Handlers, grouped by family (server/commands/*.cc).

@@ -75,12 +75,13 @@ void Connection::OnRead(uv_stream_t* s, ssize_t n, const uv_buf_t*) {
   if (n == 0) return;  // EAGAIN
   c->rbuf_end_ += static_cast<size_t>(n);
   c->server_.stats().total_net_input_bytes += static_cast<uint64_t>(n);
-  c->last_interaction_ms = c->server_.clock().MonoMs();
   c->ProcessInput();
 }
 
 void Connection::ProcessInput() {
   const Config& config = server_.config();
+  const TimeSnapshot now = server_.Now();
+  last_interaction_ms = now.mono;
   while (rbuf_start_ < rbuf_end_ && !close_after_reply_ && !closing_) {
     resp::ParseLimits limits;
     // Values are stored with 32-bit lengths: nothing longer can be a value.
@@ -102,7 +103,7 @@ void Connection::ProcessInput() {
     // The arguments point into the query buffer, which stays untouched
     // until the request has been executed.
     if (!parser_.args().empty()) {
-      server_.Dispatch(*this, parser_.args());
+      server_.Dispatch(*this, parser_.args(), now);
       server_.OnClientOutput(*this);
     }
     rbuf_start_ += parser_.consumed();
@@ -125,6 +126,7 @@ void Connection::ProcessInput() {
 
 bool Connection::CheckOutputLimits() {
   const OutputBufferLimit& limit = server_.config().client_output_buffer_limit;
+  if (limit.hard_bytes <= 0 && limit.soft_bytes <= 0) return true;  // the default: no limit
   size_t pending = pending_output();
   int64_t now = server_.clock().MonoMs();
   bool over = false;

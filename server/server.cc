@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <random>
@@ -68,7 +69,7 @@ bool IsLoopback(const sockaddr_storage& sa) {
 }  // namespace
 
 Server::Server(Config config, std::unique_ptr<Clock> clock)
-    : config_(std::move(config)), clock_(std::move(clock)) {
+    : config_(std::move(config)), commands_(CommandTable::Get()), clock_(std::move(clock)) {
   uv_loop_init(&loop_);
   bio_ = std::make_unique<BackgroundIo>();
   quarantine_ = std::make_unique<Quarantine>(config_, *bio_);
@@ -153,34 +154,66 @@ bool Server::Listen() {
   return true;
 }
 
-void Server::AdjustOpenFilesLimit() {
+bool Server::AdjustOpenFilesLimit() {
   // Each client needs a file descriptor, plus a few for listeners, the log
-  // and libuv. Raise the soft limit if it is too low; if that is not allowed,
-  // lower maxclients to what fits, and say so (as Redis does).
+  // and libuv (Redis's CONFIG_MIN_RESERVED_FDS). Redis's algorithm and log
+  // lines, so operators see what they know: ask for maxclients + 32 (soft and
+  // hard limit: root may raise the hard one), else for as much as allowed in
+  // steps of 16; if that is not enough, lower maxclients to what fits, and
+  // refuse to start if not even the reserved descriptors fit.
   constexpr rlim_t kReserved = 32;
   rlim_t wanted = static_cast<rlim_t>(config_.maxclients) + kReserved;
   rlimit lim{};
-  if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur >= wanted) return;
-  rlim_t old = lim.rlim_cur;
-  rlimit raised = lim;
-  raised.rlim_cur = std::min(wanted, lim.rlim_max);
-  if (raised.rlim_cur > old && setrlimit(RLIMIT_NOFILE, &raised) == 0) lim = raised;
-  if (lim.rlim_cur >= wanted) {
-    log::Notice("Increased maximum number of open files to {} (it was originally set to {}).",
-                static_cast<uint64_t>(lim.rlim_cur), static_cast<uint64_t>(old));
-    return;
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0) {
+    log::Warning("Unable to obtain the current NOFILE limit ({}), assuming 1024 and setting the "
+                 "max clients configuration accordingly.",
+                 std::strerror(errno));
+    config_.maxclients = 1024 - static_cast<int64_t>(kReserved);
+    return true;
   }
-  int64_t fit = lim.rlim_cur > kReserved ? static_cast<int64_t>(lim.rlim_cur - kReserved) : 1;
-  log::Warning("You requested maxclients of {} requiring at least {} max file descriptors. "
-               "Current maximum open files is {}. maxclients has been reduced to {} to "
+  rlim_t old = lim.rlim_cur;
+  if (old >= wanted) return true;
+  rlim_t best = wanted;
+  int error = 0;
+  while (best > old) {
+    rlimit attempt{best, best};
+    if (setrlimit(RLIMIT_NOFILE, &attempt) == 0) break;
+    error = errno;
+    if (best < 16) {
+      best = old;
+      break;
+    }
+    best -= 16;
+  }
+  if (best < old) best = old;
+  if (best >= wanted) {
+    log::Notice("Increased maximum number of open files to {} (it was originally set to {}).",
+                static_cast<uint64_t>(wanted), static_cast<uint64_t>(old));
+    return true;
+  }
+  if (best <= kReserved) {
+    log::Warning("Your current 'ulimit -n' of {} is not enough for the server to start. Please "
+                 "increase your open file limit to at least {}. Exiting.",
+                 static_cast<uint64_t>(old), static_cast<uint64_t>(wanted));
+    return false;
+  }
+  int64_t requested = config_.maxclients;
+  config_.maxclients = static_cast<int64_t>(best - kReserved);
+  log::Warning("You requested maxclients of {} requiring at least {} max file descriptors.",
+               requested, static_cast<uint64_t>(wanted));
+  log::Warning("Server can't set maximum open files to {} because of OS error: {}.",
+               static_cast<uint64_t>(wanted), std::strerror(error));
+  log::Warning("Current maximum open files is {}. maxclients has been reduced to {} to "
                "compensate for low ulimit. If you need higher maxclients increase 'ulimit -n'.",
-               config_.maxclients, static_cast<uint64_t>(wanted),
-               static_cast<uint64_t>(lim.rlim_cur), fit);
-  config_.maxclients = fit;
+               static_cast<uint64_t>(best), config_.maxclients);
+  return true;
 }
 
 int Server::Run() {
-  AdjustOpenFilesLimit();
+  if (!AdjustOpenFilesLimit()) {
+    CloseAll();
+    return 1;
+  }
   log::Notice("latch {} (Redis protocol, lock server) starting: pid={}, port={}, config file {}",
               kLatchVersion, static_cast<int>(getpid()), config_.port,
               config_.config_file.empty() ? "(none: defaults)" : config_.config_file);
@@ -572,7 +605,8 @@ void Server::ApplyConfigChange(const std::string& name) {
   }
 }
 
-void Server::Dispatch(Connection& client, std::span<const std::string_view> argv) {
+void Server::Dispatch(Connection& client, std::span<const std::string_view> argv,
+                      TimeSnapshot now) {
   resp::ReplyWriter reply(&client.output(), client.resp);
   size_t reply_start = client.output().size();
   auto count_error = [&] {
@@ -581,7 +615,7 @@ void Server::Dispatch(Connection& client, std::span<const std::string_view> argv
     }
   };
 
-  const CommandSpec* cmd = CommandTable::Get().Find(argv[0]);
+  const CommandSpec* cmd = commands_.Find(argv[0]);
   if (cmd == nullptr) {
     // Like Redis: the name and the first arguments, each cut to 128 bytes.
     std::string args;
@@ -634,7 +668,6 @@ void Server::Dispatch(Connection& client, std::span<const std::string_view> argv
     return;
   }
 
-  TimeSnapshot now = Now();
   // Restart quarantine: no lease is granted, renewed or extended while
   // locks granted before the restart may still be held by someone.
   if (cmd->has(kCmdGrantsLease)) {

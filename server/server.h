@@ -42,6 +42,7 @@
 namespace latch {
 
 class Connection;
+class CommandTable;
 struct CommandSpec;
 
 struct Stats {
@@ -79,7 +80,12 @@ class Server {
 
   // Executes one request for `client`: lookup, arity, access checks, the
   // handler, stats. The reply is appended to the client's output.
-  void Dispatch(Connection& client, std::span<const std::string_view> argv);
+  // `now` is read once per batch of pipelined requests (the commands of one
+  // read share it: they run within microseconds of each other).
+  void Dispatch(Connection& client, std::span<const std::string_view> argv, TimeSnapshot now);
+  void Dispatch(Connection& client, std::span<const std::string_view> argv) {
+    Dispatch(client, argv, Now());
+  }
 
   // Asks the loop to stop after this iteration (SHUTDOWN, signals).
   void RequestShutdown();
@@ -144,7 +150,7 @@ class Server {
   static void OnLoadStep(uv_idle_t* idle);
 
   bool Listen();
-  void AdjustOpenFilesLimit();
+  bool AdjustOpenFilesLimit();  // false: too few file descriptors to start
   void Accept(uv_stream_t* listener);
   void Cron();
   void BeforeSleep();
@@ -160,6 +166,7 @@ class Server {
   void StopLoop();
 
   Config config_;
+  const CommandTable& commands_;
   std::unique_ptr<Clock> clock_;
   uv_loop_t loop_;
   Keyspace db_;
