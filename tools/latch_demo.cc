@@ -1,0 +1,570 @@
+// latch-demo: the evolution of Redis locks, replayed against a real server.
+//
+// Each scenario is one step of the story told in the seed articles (V1 to V5,
+// then RedLock): it runs against a real latch-server, prints a narrated
+// timeline (who sent what, what the server answered, the moment safety broke
+// or held) and ends with a one-line verdict. Races are not left to luck: the
+// demo forces them with pauses it controls (waiting for a lease to run out,
+// pausing a "client" as a GC pause would, cutting a node's power).
+//
+//   latch-demo --list
+//   latch-demo v3                 one scenario
+//   latch-demo all                every scenario, in order
+//   latch-demo --host H --port P v2   use a running server (single-node scenarios)
+//   latch-demo --server PATH ...  the latch-server binary to start
+//
+// Exit status: 0 when every verdict came out as the story says it must
+// (the broken steps broken, the fixes holding), 1 otherwise, 2 on error.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "protocol/reply_parser.h"
+#include "protocol/request_writer.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using latch::resp::Reply;
+
+// ---------------------------------------------------------------- a client
+
+// A minimal blocking client: one request, one reply.
+class Client {
+ public:
+  Client(const std::string& host, int port) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    if (inet_pton_ipv4(host, &addr.sin_addr) != 1 ||
+        ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+      ::close(fd_);
+      throw std::runtime_error("cannot connect to " + host + ":" + std::to_string(port));
+    }
+    int one = 1;
+    ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  }
+  ~Client() { ::close(fd_); }
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  Reply Call(std::vector<std::string> args) {
+    std::string out;
+    latch::resp::AppendRequest(out, std::span<const std::string>(args));
+    for (size_t off = 0; off < out.size();) {
+      ssize_t n = ::send(fd_, out.data() + off, out.size() - off, MSG_NOSIGNAL);
+      if (n <= 0) throw std::runtime_error("connection lost");
+      off += static_cast<size_t>(n);
+    }
+    while (true) {
+      Reply r;
+      size_t used = 0;
+      auto st = latch::resp::ParseReply(buf_, &r, &used);
+      if (st == latch::resp::ReplyStatus::kOk) {
+        buf_.erase(0, used);
+        return r;
+      }
+      if (st == latch::resp::ReplyStatus::kMalformed) throw std::runtime_error("bad reply");
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 5000) <= 0) throw std::runtime_error("no reply within 5 s");
+      char chunk[4096];
+      ssize_t n = ::recv(fd_, chunk, sizeof(chunk), 0);
+      if (n <= 0) throw std::runtime_error("connection closed");
+      buf_.append(chunk, static_cast<size_t>(n));
+    }
+  }
+
+ private:
+  static int inet_pton_ipv4(const std::string& host, in_addr* out) {
+    std::string h = host == "localhost" ? "127.0.0.1" : host;
+    return ::inet_pton(AF_INET, h.c_str(), out);
+  }
+  int fd_;
+  std::string buf_;
+};
+
+// ---------------------------------------------------------------- servers
+
+int FreePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// A latch-server the demo starts, restarts and crashes.
+class Node {
+ public:
+  Node(std::string binary, std::string dir, std::vector<std::string> args)
+      : binary_(std::move(binary)), dir_(std::move(dir)), args_(std::move(args)) {
+    std::filesystem::create_directories(dir_);
+  }
+  ~Node() { Stop(); }
+
+  void Start() {
+    port_ = FreePort();
+    std::vector<std::string> argv = {
+        binary_, "--port", std::to_string(port_), "--dir", dir_, "--enable-debug-command", "yes"};
+    argv.insert(argv.end(), args_.begin(), args_.end());
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      int devnull = ::open("/dev/null", O_WRONLY);
+      std::string log = dir_ + "/latch.log";
+      int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      ::dup2(devnull, 0);
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+      std::vector<char*> cargv;
+      for (auto& a : argv) cargv.push_back(a.data());
+      cargv.push_back(nullptr);
+      ::execv(cargv[0], cargv.data());
+      ::_exit(127);
+    }
+    for (int i = 0; i < 500; ++i) {
+      try {
+        Client c("127.0.0.1", port_);
+        if (c.Call({"PING"}).str == "PONG") return;
+      } catch (const std::exception&) {
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    throw std::runtime_error("latch-server did not start (see " + dir_ + "/latch.log)");
+  }
+
+  // A machine crash: whatever the log had not fsynced is lost.
+  void PowerLoss() {
+    try {
+      Client c("127.0.0.1", port_);
+      c.Call({"DEBUG", "POWERLOSS"});
+    } catch (const std::exception&) {
+      // The server exits without answering: expected.
+    }
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+
+  void Stop() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGTERM);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+
+  int port() const { return port_; }
+
+ private:
+  std::string binary_, dir_;
+  std::vector<std::string> args_;
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
+// ---------------------------------------------------------------- narration
+
+class Story {
+ public:
+  Story() : start_(Clock::now()) {}
+  int64_t ms() const {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start_).count();
+  }
+  void Say(const std::string& who, const std::string& what) {
+    std::printf("  t=%5lld ms  %-8s %s\n", static_cast<long long>(ms()), who.c_str(), what.c_str());
+    std::fflush(stdout);
+  }
+  // Sends a command for `who` and narrates it with the answer.
+  Reply Send(const std::string& who, Client& c, std::vector<std::string> args,
+             const std::string& meaning = "") {
+    std::string shown;
+    for (const auto& a : args) shown += (shown.empty() ? "" : " ") + a;
+    Reply r = c.Call(args);
+    Say(who, shown + "  ->  " + r.ToString() + (meaning.empty() ? "" : "   (" + meaning + ")"));
+    return r;
+  }
+  void Wait(int64_t ms, const std::string& why) {
+    Say("", "... " + why + " (" + std::to_string(ms) + " ms)");
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+  }
+
+ private:
+  Clock::time_point start_;
+};
+
+bool IsOk(const Reply& r) {
+  return r.type == Reply::Type::kSimple && r.str == "OK";
+}
+bool IsInt(const Reply& r, int64_t v) {
+  return r.type == Reply::Type::kInteger && r.integer == v;
+}
+
+struct Verdict {
+  bool safe;
+  std::string text;
+};
+
+struct Env {
+  std::string host = "127.0.0.1";
+  int port = 0;  // 0: start our own server
+  std::string server;
+  std::string workdir;
+};
+
+// Runs `body` against a single server: the one given with --port, or a fresh
+// one started for this scenario.
+Verdict WithServer(const Env& env, const std::string& name,
+                   const std::function<Verdict(const std::string&, int)>& body) {
+  if (env.port != 0) return body(env.host, env.port);
+  Node node(env.server, env.workdir + "/" + name, {"--quarantine", "never"});
+  node.Start();
+  return body("127.0.0.1", node.port());
+}
+
+// Waits until `key` is gone on the server (its lease ran out).
+void WaitExpired(Story& s, Client& c, const std::string& key) {
+  Reply pttl = c.Call({"PTTL", key});
+  s.Wait(std::max<int64_t>(pttl.integer, 0) + 20,
+         "the lease of " + key + " runs out while its holder is still busy");
+  while (c.Call({"EXISTS", key}).integer != 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+// ---------------------------------------------------------------- V1
+
+Verdict V1(const Env& env) {
+  return WithServer(env, "v1", [](const std::string& host, int port) {
+    Story s;
+    Client a(host, port), b(host, port);
+    a.Call({"DEL", "lock:v1"});
+    s.Send("A", a, {"SETNX", "lock:v1", "A"}, "A has the lock");
+    s.Say("A", "crashes before it can send EXPIRE lock:v1 30 (two commands, not one)");
+    Reply ttl = s.Send("server", a, {"TTL", "lock:v1"}, "-1: no expiry, ever");
+    bool got = false;
+    for (int i = 0; i < 3 && !got; ++i) {
+      s.Wait(200, "B retries");
+      got = IsInt(s.Send("B", b, {"SETNX", "lock:v1", "B"}), 1);
+    }
+    a.Call({"DEL", "lock:v1"});
+    if (IsInt(ttl, -1) && !got) {
+      return Verdict{false,
+                     "a crash between SETNX and EXPIRE leaves a lock that never expires: "
+                     "nobody can take it again (deadlock)"};
+    }
+    return Verdict{true, "the lock was released"};
+  });
+}
+
+// ---------------------------------------------------------------- V2
+
+Verdict V2(const Env& env) {
+  return WithServer(env, "v2", [](const std::string& host, int port) {
+    Story s;
+    Client a(host, port), b(host, port), c(host, port);
+    a.Call({"DEL", "lock:v2"});
+    s.Send("A", a, {"SET", "lock:v2", "A", "NX", "PX", "300"}, "atomic: value and lease together");
+    s.Say("A", "works longer than the lease (a slow query, a GC pause)");
+    WaitExpired(s, a, "lock:v2");
+    s.Send("B", b, {"SET", "lock:v2", "B", "NX", "PX", "3000"}, "B has the lock now");
+    s.Send("A", a, {"DEL", "lock:v2"}, "A finishes and deletes B's lock!");
+    Reply r = s.Send("C", c, {"SET", "lock:v2", "C", "NX", "PX", "3000"});
+    a.Call({"DEL", "lock:v2"});
+    if (IsOk(r)) {
+      return Verdict{false,
+                     "a holder that overran its lease deleted the next holder's lock "
+                     "with DEL: B and C both hold it"};
+    }
+    return Verdict{true, "C was refused"};
+  });
+}
+
+// ---------------------------------------------------------------- V3 and V4
+
+// A owns a lock, checks it still owns it, is paused, then releases. Between
+// the check and the release the lease runs out and B takes the lock.
+Verdict ReleaseRace(const Env& env, const std::string& name, bool atomic) {
+  return WithServer(env, name, [&](const std::string& host, int port) {
+    Story s;
+    std::string key = "lock:" + name;
+    Client a(host, port), b(host, port), c(host, port);
+    a.Call({"DEL", key});
+    s.Send("A", a, {"SET", key, "token-A", "NX", "PX", "300"}, "unique token: A's own");
+    if (!atomic) {
+      s.Send("A", a, {"GET", key}, "A checks: still mine, so it may delete");
+      s.Say("A", "is paused right after the check (GC, page fault, preemption)");
+    } else {
+      s.Say("A", "will release with one command: DELIFEQ compares and deletes atomically");
+    }
+    WaitExpired(s, a, key);
+    s.Send("B", b, {"SET", key, "token-B", "NX", "PX", "3000"}, "B has the lock now");
+    if (!atomic) {
+      s.Send("A", a, {"DEL", key}, "A resumes and deletes: it is B's lock!");
+    } else {
+      s.Send("A", a, {"DELIFEQ", key, "token-A"}, "0: not A's token, nothing deleted");
+    }
+    Reply r = s.Send("C", c, {"SET", key, "token-C", "NX", "PX", "3000"});
+    a.Call({"DEL", key});
+    if (IsOk(r)) {
+      return Verdict{false,
+                     "GET then DEL is two commands: the lease expired between them and "
+                     "A deleted B's lock; B and C both hold it"};
+    }
+    return Verdict{true,
+                   "DELIFEQ checks the owner and deletes in one atomic command: B keeps "
+                   "its lock and C is refused"};
+  });
+}
+
+Verdict V3(const Env& env) {
+  return ReleaseRace(env, "v3", false);
+}
+Verdict V4(const Env& env) {
+  return ReleaseRace(env, "v4", true);
+}
+
+// ---------------------------------------------------------------- V5
+
+Verdict V5(const Env& env) {
+  return WithServer(env, "v5", [](const std::string& host, int port) {
+    Story s;
+    const int ttl = 600, job = 2000;
+    Client a(host, port), b(host, port);
+    a.Call({"DEL", "lock:v5"});
+    s.Send("A", a, {"SET", "lock:v5", "token-A", "NX", "PX", std::to_string(ttl)},
+           "lease of " + std::to_string(ttl) + " ms for a job of " + std::to_string(job) + " ms");
+    // The watchdog (Redisson's idea): while the job runs, renew the lease
+    // every ttl/3, only if the lock is still ours.
+    std::atomic<bool> done{false};
+    std::atomic<bool> lost{false};
+    std::thread watchdog([&] {
+      Client w(host, port);
+      while (!done.load()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(ttl / 3));
+        if (done.load()) break;
+        Reply r = s.Send(
+            "watchdog", w,
+            {"SET", "lock:v5", "token-A", "IFEQ", "token-A", "PX", std::to_string(ttl)}, "renewed");
+        if (!IsOk(r)) lost = true;
+      }
+    });
+    bool b_got = false;
+    auto until = Clock::now() + std::chrono::milliseconds(job);
+    while (Clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(450));
+      if (IsOk(s.Send("B", b, {"SET", "lock:v5", "token-B", "NX", "PX", "3000"}))) b_got = true;
+    }
+    done = true;
+    watchdog.join();
+    s.Send("A", a, {"DELIFEQ", "lock:v5", "token-A"}, "1: job done, A releases");
+    Reply r =
+        s.Send("B", b, {"SET", "lock:v5", "token-B", "NX", "PX", "3000"}, "free now, B gets it");
+    b.Call({"DEL", "lock:v5"});
+    if (!b_got && !lost && IsOk(r)) {
+      return Verdict{true,
+                     "the watchdog renewed the lease while the job ran: A held the lock "
+                     "for " +
+                         std::to_string(job) + " ms with a " + std::to_string(ttl) +
+                         " ms lease, B got it only after A released"};
+    }
+    return Verdict{false, "the lock was lost while A's job ran"};
+  });
+}
+
+// ---------------------------------------------------------------- RedLock
+
+// Seeds 002's "delayed restart": A wins nodes 1-3 of five; node 3 loses power
+// before its fsync and comes back without A's lock; B asks nodes 3-5.
+Verdict RedLockScenario(const Env& env, const std::string& quarantine) {
+  Story s;
+  const int ttl = 8000;
+  std::vector<std::unique_ptr<Node>> nodes;
+  for (int i = 1; i <= 5; ++i) {
+    nodes.push_back(std::make_unique<Node>(
+        env.server, env.workdir + "/redlock-" + quarantine + "-" + std::to_string(i),
+        std::vector<std::string>{"--appendfsync", "everysec", "--quarantine", quarantine,
+                                 "--max-lock-ttl", std::to_string(ttl)}));
+    nodes.back()->Start();
+  }
+  s.Say("", "five latch nodes, appendfsync everysec, quarantine " + quarantine);
+  auto ask = [&](const std::string& who, const std::string& token, std::vector<int> which) {
+    int granted = 0;
+    for (int i : which) {
+      Client c("127.0.0.1", nodes[static_cast<size_t>(i - 1)]->port());
+      Reply r = s.Send(who + "@n" + std::to_string(i), c,
+                       {"SET", "resource", token, "NX", "PX", std::to_string(ttl)});
+      if (IsOk(r)) ++granted;
+    }
+    return granted;
+  };
+  {
+    Client c("127.0.0.1", nodes[2]->port());
+    c.Call({"SET", "warmup", "x"});  // node 3 fsyncs this write at once...
+  }
+  auto t0 = Clock::now();
+  int a = ask("A", "token-A", {1, 2, 3});  // ...and A's lock only later
+  s.Say("A", "holds the lock: " + std::to_string(a) + " of 5 granted (majority is 3)");
+  s.Say("n3", "loses power before its next fsync (DEBUG POWERLOSS)");
+  nodes[2]->PowerLoss();
+  nodes[2]->Start();
+  {
+    Client c("127.0.0.1", nodes[2]->port());
+    s.Send("n3", c, {"GET", "resource"}, "restarted: A's lock is forgotten");
+  }
+  int b = ask("B", "token-B", {3, 4, 5});
+  double elapsed = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  bool a_valid = elapsed < ttl - ttl * 0.01 - 2;
+  s.Say("B", std::to_string(b) + " of 5 granted; A's lock is " +
+                 (a_valid ? "still valid" : "expired") + " (" +
+                 std::to_string(static_cast<int>(elapsed)) + " ms of " + std::to_string(ttl) + ")");
+  for (auto& n : nodes) n->Stop();
+  if (a >= 3 && b >= 3 && a_valid) {
+    return Verdict{false,
+                   "node 3 forgot A's lock and granted it to B: A and B both hold a "
+                   "majority (2 holders)"};
+  }
+  return Verdict{true,
+                 "node 3 restarted in quarantine and refused to grant the lock until "
+                 "every lock it may have forgotten had expired: B got no majority"};
+}
+
+Verdict RedLockNoQuarantine(const Env& env) {
+  return RedLockScenario(env, "never");
+}
+Verdict RedLockQuarantine(const Env& env) {
+  return RedLockScenario(env, "auto");
+}
+
+// ---------------------------------------------------------------- catalogue
+
+struct Scenario {
+  const char* id;
+  const char* title;
+  bool expect_safe;  // what the story says the verdict must be
+  bool needs_own_nodes;
+  Verdict (*run)(const Env&);
+};
+
+const Scenario kScenarios[] = {
+    {"v1", "SETNX then EXPIRE, with a crash between them", false, false, V1},
+    {"v2", "SET NX PX, then a holder that overruns its lease and releases with DEL", false, false,
+     V2},
+    {"v3", "owner check with GET, then DEL: racing the lease's expiry", false, false, V3},
+    {"v4", "DELIFEQ: compare and delete in one command closes that race", true, false, V4},
+    {"v5", "a watchdog renews the lease (SET IFEQ PX) while a long job runs", true, false, V5},
+    {"redlock", "RedLock, a node loses power and restarts at once (quarantine never)", false, true,
+     RedLockNoQuarantine},
+    {"redlock-quarantine", "RedLock, the same crash with restart quarantine (auto)", true, true,
+     RedLockQuarantine},
+};
+
+std::string DefaultServer(const char* argv0) {
+  // Next to this binary's directory (build/tools/latch-demo → build/latch-server).
+  std::filesystem::path self = std::filesystem::weakly_canonical(argv0);
+  for (auto p :
+       {self.parent_path().parent_path() / "latch-server", self.parent_path() / "latch-server"}) {
+    if (std::filesystem::exists(p)) return p.string();
+  }
+  return "latch-server";
+}
+
+int Usage() {
+  std::fprintf(stderr,
+               "Usage: latch-demo [--host H --port P] [--server PATH] (--list | all | ID...)\n");
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ::signal(SIGPIPE, SIG_IGN);
+  Env env;
+  env.server = DefaultServer(argv[0]);
+  std::vector<std::string> ids;
+  bool list = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--list") {
+      list = true;
+    } else if ((a == "--host" || a == "--port" || a == "--server") && i + 1 < argc) {
+      std::string v = argv[++i];
+      if (a == "--host") env.host = v;
+      if (a == "--port") env.port = std::atoi(v.c_str());
+      if (a == "--server") env.server = v;
+    } else if (a == "-h" || a == "--help") {
+      Usage();
+      return 0;
+    } else if (a.rfind("--", 0) == 0) {
+      return Usage();
+    } else {
+      ids.push_back(a);
+    }
+  }
+  if (list) {
+    for (const auto& s : kScenarios) std::printf("%-20s %s\n", s.id, s.title);
+    return 0;
+  }
+  if (ids.empty()) return Usage();
+  if (ids.size() == 1 && ids[0] == "all") {
+    ids.clear();
+    for (const auto& s : kScenarios) ids.push_back(s.id);
+  }
+  char tmpl[] = "/tmp/latch-demo-XXXXXX";
+  if (::mkdtemp(tmpl) == nullptr) return 2;
+  env.workdir = tmpl;
+
+  int failures = 0;
+  for (const std::string& id : ids) {
+    const Scenario* sc = nullptr;
+    for (const auto& s : kScenarios) {
+      if (id == s.id) sc = &s;
+    }
+    if (sc == nullptr) {
+      std::fprintf(stderr, "unknown scenario '%s' (see --list)\n", id.c_str());
+      return 2;
+    }
+    std::printf("== %s: %s\n", sc->id, sc->title);
+    Env scenario_env = env;
+    if (sc->needs_own_nodes) scenario_env.port = 0;
+    try {
+      Verdict v = sc->run(scenario_env);
+      bool as_told = v.safe == sc->expect_safe;
+      std::printf("VERDICT %s: %s: %s\n\n", sc->id, v.safe ? "SAFE" : "UNSAFE", v.text.c_str());
+      if (!as_told) {
+        std::printf("(unexpected: this step should be %s)\n\n",
+                    sc->expect_safe ? "SAFE" : "UNSAFE");
+        ++failures;
+      }
+    } catch (const std::exception& e) {
+      std::printf("ERROR %s: %s\n\n", sc->id, e.what());
+      std::filesystem::remove_all(env.workdir);
+      return 2;
+    }
+  }
+  std::filesystem::remove_all(env.workdir);
+  return failures == 0 ? 0 : 1;
+}
