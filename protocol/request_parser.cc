@@ -160,7 +160,9 @@ RequestParser::Result RequestParser::ParseMultibulk(std::string_view in,
     if (bulk_len_ < 0) {
       // The "$<len>\r\n" header of the next bulk.
       size_t cr;
-      std::optional<int64_t> len = in[pos_] == '$' ? FastLength(in, pos_ + 1, &cr) : -1;
+      // (The next header may not have arrived at all: pos_ == in.size().)
+      std::optional<int64_t> len =
+          pos_ < in.size() && in[pos_] == '$' ? FastLength(in, pos_ + 1, &cr) : -1;
       if (*len < 0) {
         cr = find_line_end(pos_);
         if (cr == std::string_view::npos) {

@@ -25,6 +25,9 @@ std::string ValidateAofRecord(std::span<const std::string_view> args) {
   }
   if (is("PERSIST")) return args.size() == 2 ? std::string() : "PERSIST with a wrong number of arguments";
   if (is("FLUSHALL") || is("FLUSHDB")) return {};
+  if (is("MULTI") || is("EXEC")) {
+    return args.size() == 1 ? std::string() : "MULTI/EXEC record with arguments";
+  }
   if (is("SELECT")) {
     if (args.size() == 2 && args[1] == "0") return {};
     return "SELECT of a database other than 0";

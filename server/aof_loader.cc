@@ -89,7 +89,33 @@ AofLoader::State AofLoader::Step(TimeSnapshot now, int64_t budget_us) {
                  ", and keeps a backup).";
         return State::kFailed;
       }
-      Apply(reader_.args(), now);
+      std::span<const std::string_view> args = reader_.args();
+      if (EqualsIgnoreCase(args[0], "MULTI") || EqualsIgnoreCase(args[0], "EXEC")) {
+        bool multi = EqualsIgnoreCase(args[0], "MULTI");
+        if (multi == in_transaction_) {
+          error_ = "Bad file format reading the append only file '" + config_.appendfilename +
+                   "' at offset " + std::to_string(offset_) + ": " +
+                   (multi ? "MULTI inside a transaction" : "EXEC without MULTI") +
+                   ". latch did not start and did not change the file. Repair it with: "
+                   "latch-check-aof --fix " + config_.appendfilename;
+          return State::kFailed;
+        }
+        if (multi) {
+          in_transaction_ = true;
+          transaction_start_ = offset_;
+        } else {
+          for (const auto& record : transaction_) {
+            std::vector<std::string_view> views(record.begin(), record.end());
+            Apply(views, now);
+          }
+          transaction_.clear();
+          in_transaction_ = false;
+        }
+      } else if (in_transaction_) {
+        transaction_.emplace_back(args.begin(), args.end());
+      } else {
+        Apply(args, now);
+      }
       ++records_;
       buf_start_ += reader_.consumed();
       offset_ += reader_.consumed();
@@ -119,6 +145,15 @@ AofLoader::State AofLoader::Finish() {
   size_t leftover = buf_end_ - buf_start_;
   fd_.reset();
   buf_ = {};
+  if (in_transaction_) {
+    // The log ends inside MULTI ... EXEC: the transaction was never complete
+    // (its reply was never sent), so none of it is applied and the cut goes
+    // before its MULTI.
+    leftover += offset_ - transaction_start_;
+    offset_ = transaction_start_;
+    transaction_.clear();
+    in_transaction_ = false;
+  }
   if (leftover == 0) return State::kDone;
   const std::string& path = config_.appendfilename;
   if (!config_.aof_load_truncated) {

@@ -63,6 +63,11 @@ class AofLoader {
   bool eof_ = false;
   uint64_t total_bytes_ = 0;
   uint64_t offset_ = 0;  // file offset of buf_start_: end of the last valid record
+  // A MULTI ... EXEC block being read: its records wait for EXEC, so a log
+  // that ends inside one applies none of it.
+  bool in_transaction_ = false;
+  uint64_t transaction_start_ = 0;
+  std::vector<std::vector<std::string>> transaction_;
   uint64_t records_ = 0;
   uint64_t expired_on_load_ = 0;
   int64_t truncated_at_ = -1;

@@ -242,7 +242,7 @@ std::vector<CommandSpec> BuildTable() {
   t.push_back(Cmd("echo", 2, kFast, Echo, {"fast", "connection"},
                   conn("Echo the given string", "1.0.0"), {StrArg("message")}));
   t.push_back(Cmd("quit", -1, kCmdAllowBusy | kCmdNoScript | kCmdLoading | kCmdStale | kFast |
-                                  kCmdNoAuth,
+                                  kCmdNoAuth | kCmdTransactionControl,
                   Quit, {"fast", "connection"}, conn("Close the connection", "1.0.0")));
   t.push_back(Cmd(
       "hello", -1, kHandshake, Hello, {"fast", "connection"},
@@ -377,6 +377,30 @@ std::vector<CommandSpec> BuildTable() {
                                                   Token("save", "SAVE")})),
                    Optional(Token("now", "NOW"), "7.0.0"),
                    Optional(Token("force", "FORCE"), "7.0.0")}));
+
+  // ---- transactions
+  auto tx = [](std::string summary, std::string since, std::string complexity = "O(1)") {
+    return Doc{std::move(summary), std::move(since), "transactions", std::move(complexity)};
+  };
+  const uint32_t kTxFlags = kCmdNoScript | kCmdLoading | kCmdStale | kFast | kCmdAllowBusy;
+  t.push_back(Cmd("multi", 1, kTxFlags | kCmdTransactionControl, Multi, {"fast", "transaction"},
+                  tx("Start a transaction block", "1.2.0")));
+  t.push_back(Cmd("exec", 1, kCmdNoScript | kCmdLoading | kCmdStale | kCmdTransactionControl,
+                  Exec, {"slow", "transaction"},
+                  tx("Execute all commands issued after MULTI", "1.2.0",
+                     "Depends on commands in the transaction")));
+  t.push_back(Cmd("discard", 1, kTxFlags | kCmdTransactionControl, Discard,
+                  {"fast", "transaction"},
+                  tx("Discard all commands issued after MULTI", "2.0.0",
+                     "O(N), when N is the number of queued commands")));
+  t.push_back(Keys(Cmd("watch", -2, kTxFlags | kCmdTransactionControl, Watch,
+                       {"fast", "transaction"},
+                       tx("Monitor changes to keys to determine execution of a MULTI/EXEC block",
+                          "2.2.0", "O(1) for every key."),
+                       {KeyArg("key", true)}),
+                   1, -1, 1, {"RO"}));
+  t.push_back(Cmd("unwatch", 1, kTxFlags, Unwatch, {"fast", "transaction"},
+                  tx("Forget about all watched keys", "2.2.0")));
 
   // ---- scripting: no Lua; the known lock-library scripts run natively (see
   // scripting.cc and known_scripts.h). EVAL and EVALSHA are not flagged as

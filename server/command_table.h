@@ -41,6 +41,9 @@ enum CommandFlag : uint32_t {
   // latch: may grant, re-grant or extend a lease, so it is refused while the
   // server is in restart quarantine (see quarantine.h).
   kCmdGrantsLease = 1u << 16,
+  // latch: runs at once inside MULTI instead of being queued (EXEC, DISCARD,
+  // MULTI, WATCH, QUIT).
+  kCmdTransactionControl = 1u << 17,
 };
 
 // One argument in COMMAND DOCS, in Redis's structure (name, type, token,
@@ -190,6 +193,12 @@ void ScriptFlush(CommandContext&);
 void ScriptKill(CommandContext&);
 void ScriptHelp(CommandContext&);
 void NoScripting(CommandContext&);
+// transactions.cc
+void Multi(CommandContext&);
+void Exec(CommandContext&);
+void Discard(CommandContext&);
+void Watch(CommandContext&);
+void Unwatch(CommandContext&);
 }  // namespace commands
 
 }  // namespace latch

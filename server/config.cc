@@ -327,6 +327,11 @@ std::optional<std::string> LoadConfig(Config& config, const std::string& file,
     if (words.empty() || words[0][0] == '#') continue;
     const ConfigParam* param = FindConfigParam(words[0]);
     std::vector<std::string> args(words.begin() + 1, words.end());
+    // Like Redis 7, a multi-word directive given as one quoted argument
+    // (`--client-output-buffer-limit "normal 32mb 16mb 10"`) is split.
+    if (param != nullptr && param->arity == -1 && args.size() == 1 && !args[0].empty()) {
+      if (auto split = SplitArgs(args[0]); split && !split->empty()) args = std::move(*split);
+    }
     bool arity_ok = param != nullptr &&
                     (param->arity == -1 ? !args.empty() : static_cast<int>(args.size()) == 1);
     // `save ""` is one empty word; `save` with nothing is also accepted.

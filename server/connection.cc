@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 
 #include "protocol/reply_writer.h"
 #include "server/log.h"
@@ -43,13 +44,28 @@ void Connection::UpdateReadState() {
 void Connection::OnAlloc(uv_handle_t* h, size_t, uv_buf_t* buf) {
   auto* c = static_cast<Connection*>(h->data);
   // Offer the free space at the end of the query buffer, growing it so a
-  // large bulk the parser is waiting for arrives in as few reads as possible.
-  size_t want = std::max(kReadChunk, c->parser_.bytes_wanted() > c->query_buffer_size()
-                                         ? c->parser_.bytes_wanted() - c->query_buffer_size()
-                                         : 0);
+  // large bulk the parser is waiting for arrives in few reads, but never by
+  // more than what has arrived: a 30-byte header announcing 512 MB must not
+  // make the server commit 512 MB before the bytes come (a few such
+  // connections would exhaust memory). The buffer at most doubles per read.
+  size_t have = c->query_buffer_size();
+  size_t missing = c->parser_.bytes_wanted() > have ? c->parser_.bytes_wanted() - have : 0;
+  size_t want = std::max(kReadChunk, std::min(missing, have));
   if (c->rbuf_.size() - c->rbuf_end_ < want) {
     c->CompactInput();
-    if (c->rbuf_.size() - c->rbuf_end_ < want) c->rbuf_.resize(c->rbuf_end_ + want);
+    if (c->rbuf_.size() - c->rbuf_end_ < want) {
+      try {
+        // Exactly this much: resize alone would double the capacity.
+        c->rbuf_.reserve(c->rbuf_end_ + want);
+        c->rbuf_.resize(c->rbuf_end_ + want);
+      } catch (const std::bad_alloc&) {
+        // Out of memory: an empty buffer makes libuv report UV_ENOBUFS to
+        // OnRead, which closes this client; the server goes on.
+        buf->base = nullptr;
+        buf->len = 0;
+        return;
+      }
+    }
   }
   buf->base = c->rbuf_.data() + c->rbuf_end_;
   buf->len = c->rbuf_.size() - c->rbuf_end_;
@@ -66,7 +82,21 @@ void Connection::CompactInput() {
 void Connection::OnRead(uv_stream_t* s, ssize_t n, const uv_buf_t*) {
   auto* c = static_cast<Connection*>(s->data);
   if (n < 0) {
-    if (n != UV_EOF && n != UV_ECONNRESET) {
+    if (n == UV_ENOBUFS) {
+      // No memory for its query buffer (OnAlloc): logged at most once a
+      // second, with a count, so a burst does not flood the log.
+      static int64_t last_log_ms = 0;
+      static uint64_t since_log = 0;
+      ++since_log;
+      int64_t now = c->server_.clock().MonoMs();
+      if (now - last_log_ms >= 1000) {
+        log::Warning("Closing client id={} addr={}: out of memory for its query buffer ({} bytes "
+                     "wanted; {} clients closed since the last report)",
+                     c->id_, c->addr, c->parser_.bytes_wanted(), since_log);
+        last_log_ms = now;
+        since_log = 0;
+      }
+    } else if (n != UV_EOF && n != UV_ECONNRESET) {
       log::Verbose("Reading from client {}: {}", c->addr, uv_strerror(static_cast<int>(n)));
     }
     c->Close();

@@ -75,6 +75,14 @@ class Connection {
   std::string last_command = "NULL";
   int64_t output_soft_limit_since_ms = 0;  // when output first exceeded the soft limit
 
+  // MULTI … EXEC: the queued requests (copied: the query buffer moves on),
+  // whether one was refused while queueing (EXEC then aborts), and WATCH.
+  bool in_multi = false;
+  bool multi_failed = false;
+  std::vector<std::vector<std::string>> queued;
+  std::vector<std::string> watched_keys;
+  bool watched_key_touched = false;
+
   // appendfsync always: output from byte held_from onward reports an effect
   // that is not durable until the log's durable_end() reaches held_until.
   static constexpr size_t kNotHeld = static_cast<size_t>(-1);

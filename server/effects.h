@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -30,14 +31,29 @@ class Effects {
   void Persist(std::string_view key);
   void FlushAll();
 
+  // A MULTI/EXEC transaction: its effects are logged between MULTI and EXEC
+  // records, so a replay applies all of them or (if the log ends inside) none.
+  // Nothing is logged for a transaction that changed nothing.
+  void BeginTransaction() { transaction_ = kOpenNotLogged; }
+  void EndTransaction();
+
+  // Called with every key an effect touches ("" for FLUSHALL): WATCH uses it.
+  void set_key_observer(std::function<void(std::string_view key)> f) { observer_ = std::move(f); }
+
   // Where records go; nullptr when the log is off (effects are still counted).
   void set_sink(std::string* sink) { sink_ = sink; }
   // Number of effects since start: Redis's "changes since last save".
   uint64_t count() const { return count_; }
 
  private:
+  // Counts the effect, tells the observer, and opens a pending transaction
+  // in the log. Returns whether to write a record.
+  bool Note(std::string_view key);
+
   std::string* sink_ = nullptr;
   uint64_t count_ = 0;
+  enum { kNone, kOpenNotLogged, kOpenLogged } transaction_ = kNone;
+  std::function<void(std::string_view)> observer_;
 };
 
 }  // namespace latch

@@ -63,6 +63,9 @@ class Keyspace {
   // The live entry for `key`, or nullptr. Removes the key if it has expired.
   const Entry* Find(std::string_view key, int64_t now);
 
+  // Whether `key` is stored, expired or not (no lazy expiry, no listener).
+  bool Contains(std::string_view key) { return Locate(key, Hash(key)) != nullptr; }
+
   // Stores `value` under `key` with `deadline` (kNoDeadline for none),
   // replacing any previous value and deadline. When keep_deadline is true an
   // existing key keeps its deadline and `deadline` is ignored for it.

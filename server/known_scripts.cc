@@ -243,9 +243,9 @@ class ScriptRun {
 
     std::string buf;
     resp::ReplyWriter writer(&buf, 2);
-    CommandContext sub{ctx_.server, ctx_.client, std::span<const std::string_view>(argv, argc),
-                       writer,      ctx_.db,     ctx_.effects,
-                       ctx_.now};
+    CommandContext sub{ctx_.server, ctx_.client,  std::span<const std::string_view>(argv, argc),
+                       writer,      ctx_.db,      ctx_.effects,
+                       ctx_.now,    cmd->fullname};
     cmd->handler(sub);
     size_t consumed = 0;
     if (resp::ParseReply(buf, out, &consumed) != resp::ReplyStatus::kOk) {

@@ -1,6 +1,8 @@
 #include "server/server.h"
 
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -77,6 +79,7 @@ Server::Server(Config config, std::unique_ptr<Clock> clock)
   start_mono_ms_ = clock_->MonoMs();
   // Keys removed because their TTL passed are effects like any other: the log
   // records a DEL so a replica of the log agrees with memory.
+  effects_.set_key_observer([this](std::string_view key) { OnKeyChanged(key); });
   db_.set_expiry_listener([this](std::string_view key) {
     ++stats_.expired_keys;
     effects_.Del(key);
@@ -124,17 +127,7 @@ bool Server::Listen() {
                  : uv_ip4_addr(ip.c_str(), static_cast<int>(config_.port),
                                reinterpret_cast<sockaddr_in*>(&addr));
     UvHandle<uv_tcp_t> tcp;
-    if (rc == 0) {
-      uv_tcp_init(&loop_, tcp.get());
-      tcp.MarkInitialized();
-      tcp->data = this;
-      unsigned flags = addr.ss_family == AF_INET6 ? UV_TCP_IPV6ONLY : 0;
-      rc = uv_tcp_bind(tcp.get(), reinterpret_cast<const sockaddr*>(&addr), flags);
-      if (rc == 0) {
-        rc = uv_listen(reinterpret_cast<uv_stream_t*>(tcp.get()),
-                       static_cast<int>(config_.tcp_backlog), OnConnection);
-      }
-    }
+    if (rc == 0) rc = BindAndListen(tcp, addr);
     if (rc != 0) {
       if (optional && (rc == UV_EADDRNOTAVAIL || rc == UV_EAFNOSUPPORT || rc == UV_EINVAL)) {
         log::Verbose("Skipping optional bind address {}: {}", ip, uv_strerror(rc));
@@ -151,7 +144,36 @@ bool Server::Listen() {
     log::Warning("No address to listen on: check the bind setting.");
     return false;
   }
+  spare_fd_.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
   return true;
+}
+
+int Server::BindAndListen(UvHandle<uv_tcp_t>& tcp, const sockaddr_storage& addr) {
+  // libuv creates the socket (and closes it with the handle); binding,
+  // listening and accepting are done here rather than by uv_listen, whose
+  // accept loop handles running out of descriptors silently (see
+  // AcceptPending).
+  int rc = uv_tcp_init_ex(&loop_, tcp.get(), addr.ss_family);
+  if (rc != 0) return rc;
+  tcp.MarkInitialized();
+  tcp->data = this;
+  uv_os_fd_t fd = -1;
+  if ((rc = uv_fileno(tcp.handle(), &fd)) != 0) return rc;
+  int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (addr.ss_family == AF_INET6) ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+  socklen_t len = addr.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&addr), len) != 0 ||
+      ::listen(fd, static_cast<int>(config_.tcp_backlog)) != 0) {
+    return uv_translate_sys_error(errno);
+  }
+  UvHandle<uv_poll_t> poll;
+  if ((rc = uv_poll_init_socket(&loop_, poll.get(), fd)) != 0) return rc;
+  poll.MarkInitialized();
+  poll->data = this;
+  uv_poll_start(poll.get(), UV_READABLE, OnAcceptable);
+  acceptors_.push_back(std::move(poll));
+  return 0;
 }
 
 bool Server::AdjustOpenFilesLimit() {
@@ -165,9 +187,10 @@ bool Server::AdjustOpenFilesLimit() {
   rlim_t wanted = static_cast<rlim_t>(config_.maxclients) + kReserved;
   rlimit lim{};
   if (getrlimit(RLIMIT_NOFILE, &lim) != 0) {
-    log::Warning("Unable to obtain the current NOFILE limit ({}), assuming 1024 and setting the "
-                 "max clients configuration accordingly.",
-                 std::strerror(errno));
+    log::Warning(
+        "Unable to obtain the current NOFILE limit ({}), assuming 1024 and setting the "
+        "max clients configuration accordingly.",
+        std::strerror(errno));
     config_.maxclients = 1024 - static_cast<int64_t>(kReserved);
     return true;
   }
@@ -192,9 +215,10 @@ bool Server::AdjustOpenFilesLimit() {
     return true;
   }
   if (best <= kReserved) {
-    log::Warning("Your current 'ulimit -n' of {} is not enough for the server to start. Please "
-                 "increase your open file limit to at least {}. Exiting.",
-                 static_cast<uint64_t>(old), static_cast<uint64_t>(wanted));
+    log::Warning(
+        "Your current 'ulimit -n' of {} is not enough for the server to start. Please "
+        "increase your open file limit to at least {}. Exiting.",
+        static_cast<uint64_t>(old), static_cast<uint64_t>(wanted));
     return false;
   }
   int64_t requested = config_.maxclients;
@@ -203,9 +227,10 @@ bool Server::AdjustOpenFilesLimit() {
                requested, static_cast<uint64_t>(wanted));
   log::Warning("Server can't set maximum open files to {} because of OS error: {}.",
                static_cast<uint64_t>(wanted), std::strerror(error));
-  log::Warning("Current maximum open files is {}. maxclients has been reduced to {} to "
-               "compensate for low ulimit. If you need higher maxclients increase 'ulimit -n'.",
-               static_cast<uint64_t>(best), config_.maxclients);
+  log::Warning(
+      "Current maximum open files is {}. maxclients has been reduced to {} to "
+      "compensate for low ulimit. If you need higher maxclients increase 'ulimit -n'.",
+      static_cast<uint64_t>(best), config_.maxclients);
   return true;
 }
 
@@ -329,6 +354,9 @@ void Server::FinishLoading() {
 }
 
 void Server::RestartCronTimer() {
+  // CONFIG SET hz on a server whose loop has not started (in-process tests):
+  // the timer starts with the new period in Run().
+  if (!cron_timer_.initialized()) return;
   uint64_t period = static_cast<uint64_t>(std::max<int64_t>(1, 1000 / config_.hz));
   uv_timer_start(cron_timer_.get(), OnCron, period, period);
 }
@@ -341,7 +369,9 @@ void Server::RequestShutdown() {
 
 void Server::StopLoop() {
   shutting_down_ = true;
-  // Stop accepting at once; the loop ends after this iteration.
+  // Stop accepting at once; the loop ends after this iteration. (Poll
+  // handles go before the sockets they watch.)
+  acceptors_.clear();
   for (auto& l : listeners_) l.Close();
   listeners_.clear();
   uv_stop(&loop_);
@@ -349,6 +379,7 @@ void Server::StopLoop() {
 
 void Server::CloseAll() {
   load_idle_.Close();
+  acceptors_.clear();
   for (auto& l : listeners_) l.Close();
   listeners_.clear();
   cron_timer_.Close();
@@ -364,28 +395,77 @@ void Server::OnSignal(uv_signal_t* s, int signum) {
   server->RequestShutdown();
 }
 
-void Server::OnConnection(uv_stream_t* listener, int status) {
-  auto* server = static_cast<Server*>(listener->data);
-  if (status < 0) {
-    // Out of file descriptors (EMFILE/ENFILE) and the like: libuv already
-    // drops the pending connection; log once per burst, not once per attempt.
-    int64_t now = server->clock_->MonoMs();
-    ++server->accept_errors_;
-    if (now - server->last_accept_error_log_ms_ >= 1000) {
-      log::Warning("Accepting client connection: {} ({} failures in this burst)",
-                   uv_strerror(status), server->accept_errors_);
-      server->last_accept_error_log_ms_ = now;
-      server->accept_errors_ = 0;
+void Server::OnAcceptable(uv_poll_t* poll, int, int) {
+  static_cast<Server*>(poll->data)->AcceptPending(poll);
+}
+
+void Server::AcceptPending(uv_poll_t* poll) {
+  uv_os_fd_t listen_fd = -1;
+  uv_fileno(reinterpret_cast<uv_handle_t*>(poll), &listen_fd);
+  // At most 1000 connections per wake-up (as Redis), so a flood of new
+  // connections cannot starve the clients already connected.
+  for (int i = 0; i < 1000; ++i) {
+    int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd >= 0) {
+      Accept(fd);
+      continue;
+    }
+    int err = errno;
+    if (err == EINTR || err == ECONNABORTED) continue;
+    if (err == EAGAIN || err == EWOULDBLOCK) return;
+    // EMFILE, ENFILE, ENOBUFS, ENOMEM…: if the pending connections could not
+    // be dropped, the listener stays readable, so stop watching it until the
+    // next cron tick rather than spin.
+    if (!DropPendingConnections(listen_fd, err)) {
+      for (auto& a : acceptors_) uv_poll_stop(a.get());
+      accept_paused_ = true;
     }
     return;
   }
-  server->Accept(listener);
 }
 
-void Server::Accept(uv_stream_t* listener) {
+bool Server::DropPendingConnections(int listen_fd, int error) {
+  // Out of file descriptors (EMFILE/ENFILE): give up the spare descriptor,
+  // accept and close every pending connection (their clients see the
+  // connection closed at once instead of waiting in the backlog), then take
+  // the spare back. Logged once per burst, with a count, not once per
+  // connection: a flood must not turn into a flood of log lines.
+  bool dropped_all = false;
+  uint64_t failures = 0;
+  if ((error == EMFILE || error == ENFILE) && spare_fd_) {
+    spare_fd_.reset();
+    for (int i = 0; i < 10000; ++i) {
+      int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd >= 0) {
+        ::close(fd);
+        ++failures;
+      } else if (errno != EINTR && errno != ECONNABORTED) {
+        dropped_all = errno == EAGAIN || errno == EWOULDBLOCK;
+        break;
+      }
+    }
+    spare_fd_.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  }
+  failures = std::max<uint64_t>(failures, 1);
+  stats_.rejected_connections += failures;
+  accept_errors_ += failures;
+  int64_t now = clock_->MonoMs();
+  if (now - last_accept_error_log_ms_ >= 1000) {
+    log::Warning(
+        "Accepting client connection: accept: {} ({} connections refused since the "
+        "last report)",
+        std::strerror(error), accept_errors_);
+    last_accept_error_log_ms_ = now;
+    accept_errors_ = 0;
+  }
+  return dropped_all;
+}
+
+void Server::Accept(int fd) {
   auto* c = new Connection(*this, next_client_id_++);
   uv_tcp_init(&loop_, c->handle());
-  if (uv_accept(listener, reinterpret_cast<uv_stream_t*>(c->handle())) != 0) {
+  if (uv_tcp_open(c->handle(), fd) != 0) {
+    ::close(fd);
     uv_close(reinterpret_cast<uv_handle_t*>(c->handle()),
              [](uv_handle_t* h) { delete static_cast<Connection*>(h->data); });
     return;
@@ -432,7 +512,8 @@ void Server::Accept(uv_stream_t* listener) {
             "make this change permanent. 2) Alternatively you can just disable the protected "
             "mode by editing the Redis configuration file, and setting the protected mode option "
             "to 'no', and then restarting the server. 3) If you started the server manually just "
-            "for testing, restart it with the '--protected-mode no' option. 4) Set up an "
+            "for testing, restart it with the '--protected-mode no' option. 4) Setup a an "
+            // (sic: Redis 7.0's words, byte for byte)
             "authentication password for the default user. NOTE: You only need to do one of the "
             "above things in order for the server to start accepting connections from the "
             "outside.");
@@ -448,6 +529,41 @@ void Server::OnClientOutput(Connection& c) {
     c.pending_flush_ = true;
     pending_flush_.push_back(&c);
   }
+}
+
+void Server::WatchKey(Connection& c, std::string_view key) {
+  for (const std::string& k : c.watched_keys) {
+    if (k == key) return;
+  }
+  c.watched_keys.emplace_back(key);
+  auto it = watchers_.find(key);
+  if (it == watchers_.end()) it = watchers_.emplace(std::string(key), std::vector<Connection*>{}).first;
+  it->second.push_back(&c);
+}
+
+void Server::UnwatchAll(Connection& c) {
+  for (const std::string& k : c.watched_keys) {
+    auto it = watchers_.find(k);
+    if (it == watchers_.end()) continue;
+    std::erase(it->second, &c);
+    if (it->second.empty()) watchers_.erase(it);
+  }
+  c.watched_keys.clear();
+  c.watched_key_touched = false;
+}
+
+void Server::OnKeyChanged(std::string_view key) {
+  if (watchers_.empty()) return;
+  if (key.empty()) {  // FLUSHALL, announced before it empties: touches the keys it removes
+    for (auto& [k, conns] : watchers_) {
+      if (!db_.Contains(k)) continue;
+      for (Connection* c : conns) c->watched_key_touched = true;
+    }
+    return;
+  }
+  auto it = watchers_.find(key);
+  if (it == watchers_.end()) return;
+  for (Connection* c : it->second) c->watched_key_touched = true;
 }
 
 void Server::AddMonitor(Connection& c) {
@@ -496,11 +612,27 @@ void Server::FeedMonitors(const Connection& from, std::span<const std::string_vi
   line += head;
   line += from.addr;
   line += "]";
-  bool redact = cmd.name == "auth" || cmd.name == "hello";
+  // Passwords never reach a monitor. As Redis 7: every AUTH argument is
+  // redacted, but of HELLO only the user and password after its AUTH word,
+  // so `"hello" "3"` still shows which protocol a client asked for.
+  std::vector<bool> redact(argv.size(), cmd.name == "auth");
+  if (cmd.name == "hello") {
+    // HELLO protover [AUTH user pass] [SETNAME name], options in any order.
+    for (size_t i = 2; i < argv.size(); ++i) {
+      size_t more = argv.size() - 1 - i;
+      if (EqualsIgnoreCase(argv[i], "AUTH") && more >= 2) {
+        redact[i + 1] = redact[i + 2] = true;
+        i += 2;
+      } else if (EqualsIgnoreCase(argv[i], "SETNAME") && more >= 1) {
+        ++i;
+      } else {
+        break;
+      }
+    }
+  }
   for (size_t i = 0; i < argv.size(); ++i) {
     line.push_back(' ');
-    // Passwords never reach a monitor.
-    AppendQuoted(line, redact && i > 0 ? std::string_view("(redacted)") : argv[i]);
+    AppendQuoted(line, i > 0 && redact[i] ? std::string_view("(redacted)") : argv[i]);
   }
   line += "\r\n";
   for (Connection* m : monitors_) {
@@ -511,6 +643,7 @@ void Server::FeedMonitors(const Connection& from, std::span<const std::string_vi
 }
 
 void Server::OnClientClosed(Connection& c) {
+  if (!c.watched_keys.empty()) UnwatchAll(c);
   if (c.monitor) std::erase(monitors_, &c);
   if (c.held_from != Connection::kNotHeld) {
     c.held_from = Connection::kNotHeld;
@@ -548,6 +681,12 @@ void Server::OnCron(uv_timer_t* t) { static_cast<Server*>(t->data)->Cron(); }
 
 void Server::Cron() {
   ++cron_runs_;
+  // Accepting stopped for want of file descriptors: try again.
+  if (accept_paused_) {
+    accept_paused_ = false;
+    if (!spare_fd_) spare_fd_.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    for (auto& a : acceptors_) uv_poll_start(a.get(), UV_READABLE, OnAcceptable);
+  }
   TimeSnapshot now = Now();
 
   // Active expiry: up to 25% of the cron period, as Redis's slow cycle.
@@ -615,6 +754,14 @@ void Server::Dispatch(Connection& client, std::span<const std::string_view> argv
     }
   };
 
+  // A refused command. Inside MULTI it also dooms the transaction: EXEC will
+  // answer EXECABORT (Redis's rule).
+  auto reject = [&](std::string_view text) {
+    reply.Error(text);
+    count_error();
+    if (client.in_multi) client.multi_failed = true;
+  };
+
   const CommandSpec* cmd = commands_.Find(argv[0]);
   if (cmd == nullptr) {
     // Like Redis: the name and the first arguments, each cut to 128 bytes.
@@ -622,10 +769,8 @@ void Server::Dispatch(Connection& client, std::span<const std::string_view> argv
     for (size_t i = 1; i < argv.size() && args.size() < 128; ++i) {
       args += "'" + std::string(UpToNul(argv[i]).substr(0, 128 - args.size())) + "' ";
     }
-    reply.Error("ERR unknown command '" + std::string(UpToNul(argv[0]).substr(0, 128)) +
-                "', with args beginning with: " + args);
-    count_error();
-    return;
+    return reject("ERR unknown command '" + std::string(UpToNul(argv[0]).substr(0, 128)) +
+                  "', with args beginning with: " + args);
   }
   if (!cmd->subcommands.empty() && argv.size() >= 2) {
     const CommandSpec* sub = nullptr;
@@ -635,36 +780,31 @@ void Server::Dispatch(Connection& client, std::span<const std::string_view> argv
     if (sub == nullptr) {
       std::string upper = cmd->name;
       for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-      reply.Error("ERR unknown subcommand '" + std::string(UpToNul(argv[1]).substr(0, 128)) +
-                  "'. Try " +
-                  upper + " HELP.");
-      count_error();
-      return;
+      return reject("ERR unknown subcommand '" + std::string(UpToNul(argv[1]).substr(0, 128)) +
+                    "'. Try " + upper + " HELP.");
     }
     cmd = sub;
   }
   int argc = static_cast<int>(argv.size());
   if ((cmd->arity > 0 && cmd->arity != argc) || argc < -cmd->arity) {
-    reply.Error("ERR wrong number of arguments for '" + cmd->fullname + "' command");
-    count_error();
-    return;
+    return reject("ERR wrong number of arguments for '" + cmd->fullname + "' command");
   }
   if (!client.authenticated && !cmd->has(kCmdNoAuth)) {
-    reply.Error("NOAUTH Authentication required.");
-    count_error();
-    return;
+    return reject("NOAUTH Authentication required.");
   }
   // A log that cannot be written must not acknowledge writes (Redis also
   // answers PING this way, so health checks notice).
   if (aof_ != nullptr && !aof_->write_ok() &&
       (cmd->has(kCmdWrite) || cmd->handler == commands::Ping)) {
-    reply.Error("MISCONF " + aof_->write_error());
-    count_error();
-    return;
+    return reject("MISCONF " + aof_->write_error());
   }
   if (loading_ && !cmd->has(kCmdLoading)) {
-    reply.Error("LOADING latch is loading the dataset in memory");
-    count_error();
+    return reject("LOADING latch is loading the dataset in memory");
+  }
+  // MULTI: commands are queued, to run together at EXEC (transactions.cc).
+  if (client.in_multi && !cmd->has(kCmdTransactionControl)) {
+    client.queued.emplace_back(argv.begin(), argv.end());
+    reply.Simple("QUEUED");
     return;
   }
 
@@ -687,7 +827,18 @@ void Server::Dispatch(Connection& client, std::span<const std::string_view> argv
   } catch (const std::bad_alloc&) {
     // Out of memory: refuse this command, keep serving the others. (The
     // handlers change the keyspace only after allocating what they store.)
-    log::Warning("Out of memory executing '{}' for client {}", cmd->fullname, client.addr);
+    // Logged at most once a second, with a count, so a burst does not flood
+    // the log.
+    static int64_t last_oom_log_ms = 0;
+    static uint64_t ooms = 0;
+    ++ooms;
+    if (now.mono - last_oom_log_ms >= 1000) {
+      log::Warning("Out of memory executing '{}' for client {} ({} commands refused since the "
+                   "last report)",
+                   cmd->fullname, client.addr, ooms);
+      last_oom_log_ms = now.mono;
+      ooms = 0;
+    }
     client.output().resize(reply_start);
     reply.Error("OOM command not allowed: out of memory");
   }

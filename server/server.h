@@ -27,6 +27,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "server/aof.h"
@@ -37,6 +38,7 @@
 #include "server/effects.h"
 #include "server/keyspace.h"
 #include "server/quarantine.h"
+#include "server/unique_fd.h"
 #include "server/uv_handle.h"
 
 namespace latch {
@@ -140,10 +142,13 @@ class Server {
   void OnHoldReleased() { --held_clients_; }
   // MONITOR: c receives every command executed from now on.
   void AddMonitor(Connection& c);
+  // WATCH: c's next EXEC fails if `key` changes before it.
+  void WatchKey(Connection& c, std::string_view key);
+  void UnwatchAll(Connection& c);
 
  private:
   static Connection* ClientNext(Connection* c);
-  static void OnConnection(uv_stream_t* listener, int status);
+  static void OnAcceptable(uv_poll_t* poll, int status, int events);
   static void OnCron(uv_timer_t* t);
   static void OnBeforeSleep(uv_prepare_t* p);
   static void OnSignal(uv_signal_t* s, int signum);
@@ -151,7 +156,10 @@ class Server {
 
   bool Listen();
   bool AdjustOpenFilesLimit();  // false: too few file descriptors to start
-  void Accept(uv_stream_t* listener);
+  int BindAndListen(UvHandle<uv_tcp_t>& tcp, const sockaddr_storage& addr);
+  void AcceptPending(uv_poll_t* poll);
+  bool DropPendingConnections(int listen_fd, int error);
+  void Accept(int fd);
   void Cron();
   void BeforeSleep();
   void CloseAll();
@@ -194,6 +202,12 @@ class Server {
   size_t held_clients_ = 0;
 
   std::vector<UvHandle<uv_tcp_t>> listeners_;
+  // One poll handle per listener: latch accepts itself (see AcceptPending).
+  std::vector<UvHandle<uv_poll_t>> acceptors_;
+  // A spare descriptor, given up to drop pending connections when the
+  // process is out of descriptors (EMFILE).
+  UniqueFd spare_fd_;
+  bool accept_paused_ = false;  // out of descriptors with no spare: resumed by the cron
   UvHandle<uv_timer_t> cron_timer_;
   UvHandle<uv_prepare_t> before_sleep_;
   UvHandle<uv_signal_t> sigterm_;
@@ -204,7 +218,15 @@ class Server {
   uint64_t next_client_id_ = 1;
   std::vector<Connection*> pending_flush_;
   std::vector<Connection*> monitors_;
-  uint64_t accept_errors_ = 0;
+  // WATCHed key → the connections watching it.
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, std::vector<Connection*>, StringHash, std::equal_to<>>
+      watchers_;
+  void OnKeyChanged(std::string_view key);
+  uint64_t accept_errors_ = 0;  // since the last log line about them
   int64_t last_accept_error_log_ms_ = 0;
 };
 

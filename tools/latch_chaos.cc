@@ -41,9 +41,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <csignal>
 #include <chrono>
 #include <condition_variable>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -240,11 +240,16 @@ enum class FaultKind { kCrash, kPause, kPowerLoss, kTornWrite, kAmnesia };
 
 const char* FaultName(FaultKind k) {
   switch (k) {
-    case FaultKind::kCrash: return "kill -9";
-    case FaultKind::kPause: return "pause";
-    case FaultKind::kPowerLoss: return "power loss";
-    case FaultKind::kTornWrite: return "power loss + torn log tail";
-    case FaultKind::kAmnesia: return "majority power loss after a grant";
+    case FaultKind::kCrash:
+      return "kill -9";
+    case FaultKind::kPause:
+      return "pause";
+    case FaultKind::kPowerLoss:
+      return "power loss";
+    case FaultKind::kTornWrite:
+      return "power loss + torn log tail";
+    case FaultKind::kAmnesia:
+      return "majority power loss after a grant";
   }
   return "?";
 }
@@ -266,10 +271,14 @@ std::vector<Fault> MakeSchedule(const Options& o) {
   std::vector<Fault> out;
   // Estimated time line, only to know when to stop adding faults.
   int64_t t = ttl / 2;
+  int since_amnesia = 0;
   while (true) {
     Fault f;
     f.gap = Millis{Uniform(rng, ttl / 4, ttl)};
     int64_t roll = Uniform(rng, 0, 99);
+    // At least every third fault is an amnesia: any seed then gives the
+    // check something to catch when the nodes run without quarantine.
+    if (since_amnesia == 2) roll = 99;
     int count = 1;
     if (roll < 20) {
       f.kind = FaultKind::kCrash;
@@ -298,6 +307,7 @@ std::vector<Fault> MakeSchedule(const Options& o) {
       f.nodes.push_back(all[i]);
     }
     std::sort(f.nodes.begin(), f.nodes.end());
+    since_amnesia = f.kind == FaultKind::kAmnesia ? 0 : since_amnesia + 1;
     // Amnesia waits for a grant (about ttl/2); every restart ~100 ms.
     t += f.gap.count() + f.length.count() + (f.kind == FaultKind::kAmnesia ? ttl / 2 : 0) + 100;
     if (t > o.duration.count() - ttl) break;
@@ -329,7 +339,9 @@ void PrintSchedule(const std::vector<Fault>& schedule) {
 
 // ---------------------------------------------------------------- what happened
 
-double Secs(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+double Secs(Clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
 
 // One worker's turn as holder.
 struct Hold {
@@ -380,8 +392,7 @@ class Cluster {
   int quarantines() const { return quarantines_; }
   int torn_tails_cut() const { return torn_cut_; }
 
-  void StartAll(Clock::time_point t0) {
-    t0_ = t0;
+  void StartAll() {
     nodes_.resize(o_.nodes);
     for (int i = 0; i < o_.nodes; ++i) {
       Node& n = nodes_[i];
@@ -550,14 +561,22 @@ class Cluster {
   void Spawn(int i) {
     Node& n = nodes_[i];
     std::vector<std::string> args = {o_.server,
-                                     "--port", std::to_string(n.port),
-                                     "--bind", "127.0.0.1",
-                                     "--dir", n.dir,
-                                     "--appendonly", o_.appendonly,
-                                     "--appendfsync", o_.appendfsync,
-                                     "--quarantine", o_.quarantine,
-                                     "--max-lock-ttl", std::to_string(o_.ttl.count()),
-                                     "--enable-debug-command", "yes"};
+                                     "--port",
+                                     std::to_string(n.port),
+                                     "--bind",
+                                     "127.0.0.1",
+                                     "--dir",
+                                     n.dir,
+                                     "--appendonly",
+                                     o_.appendonly,
+                                     "--appendfsync",
+                                     o_.appendfsync,
+                                     "--quarantine",
+                                     o_.quarantine,
+                                     "--max-lock-ttl",
+                                     std::to_string(o_.ttl.count()),
+                                     "--enable-debug-command",
+                                     "yes"};
     std::vector<char*> argv;
     for (std::string& s : args) argv.push_back(s.data());
     argv.push_back(nullptr);
@@ -578,7 +597,7 @@ class Cluster {
       int devnull = ::open("/dev/null", O_RDONLY);
       if (devnull >= 0) ::dup2(devnull, 0);
       // The harness ignores SIGPIPE; give the server the default back.
-      struct sigaction dfl{};
+      struct sigaction dfl {};
       dfl.sa_handler = SIG_DFL;
       ::sigaction(SIGPIPE, &dfl, nullptr);
       sigset_t none;
@@ -663,7 +682,6 @@ class Cluster {
 
   const Options& o_;
   std::string root_;
-  Clock::time_point t0_;
   std::vector<Node> nodes_;
   std::vector<latch::Endpoint> endpoints_;
   std::vector<NodeEvent> events_;
@@ -805,8 +823,8 @@ std::vector<Violation> FindOverlaps(std::vector<Hold>& holds) {
     // Sorted by start: every later hold that starts before this one ends
     // overlaps it.
     for (size_t j = i + 1; j < holds.size() && holds[j].granted < holds[i].end; ++j) {
-      out.push_back(Violation{&holds[i], &holds[j], holds[j].granted,
-                              std::min(holds[i].end, holds[j].end)});
+      out.push_back(
+          Violation{&holds[i], &holds[j], holds[j].granted, std::min(holds[i].end, holds[j].end)});
     }
   }
   return out;
@@ -870,8 +888,7 @@ void WriteTimeline(const std::string& path, const Options& o, Clock::time_point 
   for (int w = 0; w < o.workers; ++w) {
     add("<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"%s\"/>"
         "<text x=\"8\" y=\"%.0f\">worker %d</text>\n",
-        left, worker_y(w), total * pxs, lane, w % 2 ? "#f7f7f7" : "#efefef",
-        worker_y(w) + 14, w);
+        left, worker_y(w), total * pxs, lane, w % 2 ? "#f7f7f7" : "#efefef", worker_y(w) + 14, w);
   }
   for (int n = 0; n < o.nodes; ++n) {
     add("<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"%s\"/>"
@@ -890,11 +907,12 @@ void WriteTimeline(const std::string& path, const Options& o, Clock::time_point 
   for (const Hold& h : holds) {
     double y = worker_y(h.worker) + 3;
     add("<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%.0f\" fill=\"#4a7fc1\" "
-        "stroke=\"white\" stroke-width=\"0.6\"><title>worker %d: from %.3f s to %.3f s (validity end %.3f s, release %.3f s), %zu "
+        "stroke=\"white\" stroke-width=\"0.6\"><title>worker %d: from %.3f s to %.3f s (validity "
+        "end %.3f s, release %.3f s), %zu "
         "nodes%s</title></rect>\n",
         X(h.granted), y, std::max(X(h.end) - X(h.granted), 0.5), lane - 6, h.worker,
-        Secs(h.granted - t0), Secs(h.end - t0), Secs(h.validity_end - t0),
-        Secs(h.released - t0), h.grants, h.extended ? ", extended" : "");
+        Secs(h.granted - t0), Secs(h.end - t0), Secs(h.validity_end - t0), Secs(h.released - t0),
+        h.grants, h.extended ? ", extended" : "");
     if (h.released > h.validity_end) {
       add("<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%.0f\" fill=\"#c8c8c8\">"
           "<title>worker %d held on past its validity until %.3f s</title></rect>\n",
@@ -908,12 +926,24 @@ void WriteTimeline(const std::string& path, const Options& o, Clock::time_point 
     const char* color = nullptr;
     const char* mark = nullptr;
     switch (e.kind) {
-      case NodeEvent::kDown: color = "#444"; break;
-      case NodeEvent::kPaused: color = "#9e9e9e"; break;
-      case NodeEvent::kQuarantine: color = "#f5a623"; break;
-      case NodeEvent::kMarkCrash: mark = "X"; break;
-      case NodeEvent::kMarkPowerLoss: mark = "P"; break;
-      case NodeEvent::kMarkTorn: mark = "T"; break;
+      case NodeEvent::kDown:
+        color = "#444";
+        break;
+      case NodeEvent::kPaused:
+        color = "#9e9e9e";
+        break;
+      case NodeEvent::kQuarantine:
+        color = "#f5a623";
+        break;
+      case NodeEvent::kMarkCrash:
+        mark = "X";
+        break;
+      case NodeEvent::kMarkPowerLoss:
+        mark = "P";
+        break;
+      case NodeEvent::kMarkTorn:
+        mark = "T";
+        break;
     }
     if (color) {
       add("<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%.0f\" fill=\"%s\">"
@@ -948,8 +978,8 @@ void WriteTimeline(const std::string& path, const Options& o, Clock::time_point 
           v.a->worker, v.b->worker, Secs(v.from - t0), Secs(v.to - t0));
     }
     // Labels on three staggered rows, so that close violations stay legible.
-    add("<text x=\"%.2f\" y=\"%.0f\" fill=\"#e53935\" font-weight=\"bold\">V%d</text>\n",
-        X(v.from), top - 2 - 9 * ((k - 1) % 3), k);
+    add("<text x=\"%.2f\" y=\"%.0f\" fill=\"#e53935\" font-weight=\"bold\">V%d</text>\n", X(v.from),
+        top - 2 - 9 * ((k - 1) % 3), k);
   }
   s += "</svg>\n";
   std::ofstream f(path, std::ios::trunc | std::ios::binary);
@@ -959,7 +989,9 @@ void WriteTimeline(const std::string& path, const Options& o, Clock::time_point 
 
 // ---------------------------------------------------------------- the run
 
-void OnSignal(int) { g_interrupted = true; }
+void OnSignal(int) {
+  g_interrupted = true;
+}
 
 // Sleeps until `t` unless interrupted.
 void SleepUntil(Clock::time_point t) {
@@ -977,23 +1009,23 @@ int RunChaos(const Options& o, const std::vector<Fault>& schedule) {
     throw HarnessError{std::string("mkdtemp: ") + std::strerror(errno)};
   }
   const std::string root = tmpl;
-  std::printf("latch-chaos: %d nodes, %d workers, %.1f s, seed %llu, quarantine %s, appendfsync "
-              "%s, appendonly %s, ttl %lld ms, %zu faults scheduled\n",
-              o.nodes, o.workers, static_cast<double>(o.duration.count()) / 1000.0,
-              static_cast<unsigned long long>(o.seed), o.quarantine.c_str(),
-              o.appendfsync.c_str(), o.appendonly.c_str(),
-              static_cast<long long>(o.ttl.count()), schedule.size());
+  std::printf(
+      "latch-chaos: %d nodes, %d workers, %.1f s, seed %llu, quarantine %s, appendfsync "
+      "%s, appendonly %s, ttl %lld ms, %zu faults scheduled\n",
+      o.nodes, o.workers, static_cast<double>(o.duration.count()) / 1000.0,
+      static_cast<unsigned long long>(o.seed), o.quarantine.c_str(), o.appendfsync.c_str(),
+      o.appendonly.c_str(), static_cast<long long>(o.ttl.count()), schedule.size());
   std::fflush(stdout);
 
   Cluster cluster(o, root);
-  const auto t0 = Clock::now();
-  cluster.StartAll(t0);
+  cluster.StartAll();
 
+  // Time zero of the report and the picture: when the workers start.
   Shared sh;
   sh.o = &o;
   sh.endpoints = cluster.endpoints();
-  const auto run_start = Clock::now();
-  sh.end = run_start + o.duration;
+  const auto t0 = Clock::now();
+  sh.end = t0 + o.duration;
   std::vector<std::thread> workers;
   for (int w = 0; w < o.workers; ++w) workers.emplace_back(Worker, std::ref(sh), w);
 
@@ -1009,7 +1041,7 @@ int RunChaos(const Options& o, const std::vector<Fault>& schedule) {
   std::map<FaultKind, int> by_kind;
   std::string error;
   try {
-    auto next = run_start;
+    auto next = t0;
     for (const Fault& f : schedule) {
       next += f.gap;
       SleepUntil(next);
@@ -1034,10 +1066,10 @@ int RunChaos(const Options& o, const std::vector<Fault>& schedule) {
         case FaultKind::kTornWrite:
           log("%s on node %d, down %lld ms", FaultName(f.kind), f.nodes[0],
               static_cast<long long>(f.length.count()));
-          cluster.PowerLoss(f.nodes,
-                            f.kind == FaultKind::kTornWrite ? NodeEvent::kMarkTorn
-                                                            : NodeEvent::kMarkPowerLoss,
-                            FaultName(f.kind));
+          cluster.PowerLoss(
+              f.nodes,
+              f.kind == FaultKind::kTornWrite ? NodeEvent::kMarkTorn : NodeEvent::kMarkPowerLoss,
+              FaultName(f.kind));
           if (f.kind == FaultKind::kTornWrite) cluster.TearLogTail(f.nodes[0]);
           std::this_thread::sleep_for(f.length);
           cluster.Restart(f.nodes);
@@ -1079,11 +1111,11 @@ int RunChaos(const Options& o, const std::vector<Fault>& schedule) {
   const WorkerStats& st = sh.stats;
 
   // The report.
-  std::printf("acquisitions: %lld (by %d workers; %lld held on past validity, %lld expired "
-              "before use)\n",
-              static_cast<long long>(st.acquisitions), o.workers,
-              static_cast<long long>(st.past_validity),
-              static_cast<long long>(st.expired_before_use));
+  std::printf(
+      "acquisitions: %lld (by %d workers; %lld held on past validity, %lld expired "
+      "before use)\n",
+      static_cast<long long>(st.acquisitions), o.workers, static_cast<long long>(st.past_validity),
+      static_cast<long long>(st.expired_before_use));
   std::printf("attempts: %lld, contended attempts: %lld (a node said the key was taken)\n",
               static_cast<long long>(st.attempts), static_cast<long long>(st.contended));
   std::printf("extends: %lld succeeded, %lld failed\n", static_cast<long long>(st.extends_ok),
@@ -1105,11 +1137,12 @@ int RunChaos(const Options& o, const std::vector<Fault>& schedule) {
     for (const FaultRecord& f : done) {
       if (f.at <= v.from) cause = &f;
     }
-    std::printf("violation %d: worker %d held the lock %.3f-%.3f s, worker %d held it "
-                "%.3f-%.3f s: both from %.3f s to %.3f s (%.0f ms)",
-                k, v.a->worker, Secs(v.a->granted - t0), Secs(v.a->end - t0), v.b->worker,
-                Secs(v.b->granted - t0), Secs(v.b->end - t0), Secs(v.from - t0),
-                Secs(v.to - t0), Secs(v.to - v.from) * 1000);
+    std::printf(
+        "violation %d: worker %d held the lock %.3f-%.3f s, worker %d held it "
+        "%.3f-%.3f s: both from %.3f s to %.3f s (%.0f ms)",
+        k, v.a->worker, Secs(v.a->granted - t0), Secs(v.a->end - t0), v.b->worker,
+        Secs(v.b->granted - t0), Secs(v.b->end - t0), Secs(v.from - t0), Secs(v.to - t0),
+        Secs(v.to - v.from) * 1000);
     if (cause) {
       std::printf("; last fault: %s on node%s %s at %.3f s", FaultName(cause->kind),
                   cause->nodes.size() == 1 ? "" : "s", NodeList(cause->nodes).c_str(),
@@ -1140,7 +1173,7 @@ int main(int argc, char** argv) {
     PrintSchedule(schedule);
     return kExitOk;
   }
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_handler = OnSignal;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);

@@ -41,17 +41,40 @@ bool ScanFile(const std::string& path, Scan* scan) {
   latch::AofReader reader;
   std::vector<char> buf(4 << 20);
   size_t start = 0, end = 0;
+  // A MULTI ... EXEC block is valid only as a whole: while one is open, the
+  // last point the log could be cut at is before its MULTI.
+  bool in_transaction = false;
+  uint64_t transaction_start = 0, offset = 0;
+  auto cut_point = [&] { return in_transaction ? transaction_start : offset; };
   while (true) {
     while (start < end) {
       auto st = reader.Next(std::string_view(buf.data() + start, end - start));
       if (st == latch::AofReader::Status::kNeedMore) break;
+      std::string_view name =
+          st == latch::AofReader::Status::kRecord ? reader.args()[0] : std::string_view();
+      bool multi = name == "MULTI" || name == "multi";
+      bool exec = name == "EXEC" || name == "exec";
+      if (st == latch::AofReader::Status::kRecord && ((multi && in_transaction) ||
+                                                       (exec && !in_transaction))) {
+        st = latch::AofReader::Status::kCorrupt;
+      }
       if (st == latch::AofReader::Status::kCorrupt) {
         scan->corrupt = true;
-        scan->error = reader.error();
+        scan->error = multi ? "MULTI inside a transaction"
+                      : exec ? "EXEC without MULTI"
+                             : reader.error();
+        scan->valid_up_to = cut_point();
         return true;
       }
+      if (multi) {
+        in_transaction = true;
+        transaction_start = offset;
+      } else if (exec) {
+        in_transaction = false;
+      }
       start += reader.consumed();
-      scan->valid_up_to += reader.consumed();
+      offset += reader.consumed();
+      scan->valid_up_to = cut_point();
       ++scan->records;
     }
     if (start > 0) {
@@ -70,7 +93,7 @@ bool ScanFile(const std::string& path, Scan* scan) {
     end += static_cast<size_t>(n);
     scan->size += static_cast<uint64_t>(n);
   }
-  scan->truncated = end > start;
+  scan->truncated = end > start || in_transaction;
   return true;
 }
 

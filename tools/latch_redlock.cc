@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <csignal>
 #include <cinttypes>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -39,13 +39,13 @@ using latch::LockClock;
 using latch::Millis;
 
 // Exit statuses (documented in --help and README).
-constexpr int kExitNotHeld = 1;         // status: no quorum holds the key
-constexpr int kExitUsage = 64;          // EX_USAGE
-constexpr int kExitUnreachable = 69;    // EX_UNAVAILABLE
-constexpr int kExitInternal = 70;       // EX_SOFTWARE: fork failed and the like
-constexpr int kExitNotAcquired = 75;    // EX_TEMPFAIL: try again later
-constexpr int kExitLost = 76;           // the lock was lost while the command ran
-constexpr int kExitCannotExecute = 126; // as the shell reports it
+constexpr int kExitNotHeld = 1;          // status: no quorum holds the key
+constexpr int kExitUsage = 64;           // EX_USAGE
+constexpr int kExitUnreachable = 69;     // EX_UNAVAILABLE
+constexpr int kExitInternal = 70;        // EX_SOFTWARE: fork failed and the like
+constexpr int kExitNotAcquired = 75;     // EX_TEMPFAIL: try again later
+constexpr int kExitLost = 76;            // the lock was lost while the command ran
+constexpr int kExitCannotExecute = 126;  // as the shell reports it
 constexpr int kExitNotFound = 127;
 
 const char kUsage[] =
@@ -72,7 +72,8 @@ const char kHelp[] =
     "\n"
     "COMMAND runs in its own process group (as with timeout(1)) so that the signals\n"
     "reach everything it started; SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to\n"
-    "latch-redlock are passed on to that group.\n"
+    "latch-redlock are passed on to that group. Being in the background, COMMAND\n"
+    "cannot read from a terminal.\n"
     "\n"
     "Options:\n"
     "  --nodes LIST          comma-separated HOST:PORT of every node ([ADDR]:PORT for IPv6)\n"
@@ -105,7 +106,8 @@ const char kHelp[] =
     "       nodes in restart quarantine)\n"
     "  76   the lock was lost while COMMAND ran (COMMAND was stopped), or\n"
     "       release: the token was no longer held by a majority\n"
-    "  126  COMMAND could not be executed; 127 COMMAND was not found\n";
+    "  126  COMMAND was found but could not be executed\n"
+    "  127  COMMAND was not found\n";
 
 struct Args {
   std::string sub;  // "", "acquire", "release", "status"
@@ -206,9 +208,7 @@ Args ParseArgs(int argc, char** argv) {
 
 // --verbose: one block per round, from whichever thread ran it.
 void PrintRound(const latch::RoundReport& r, const latch::RedLock& rl) {
-  auto ms = [](auto d) {
-    return std::chrono::duration<double, std::milli>(d).count();
-  };
+  auto ms = [](auto d) { return std::chrono::duration<double, std::milli>(d).count(); };
   std::string out;
   char line[512];
   std::snprintf(line, sizeof(line), "latch-redlock: %s \"%s\"", r.op, r.key.c_str());
@@ -223,7 +223,7 @@ void PrintRound(const latch::RoundReport& r, const latch::RedLock& rl) {
   out += "\n";
   for (size_t i = 0; i < r.nodes.size(); ++i) {
     const latch::NodeOutcome& o = r.nodes[i];
-    std::snprintf(line, sizeof(line), "  %-22s %-11s %-40s %8.2f ms\n",
+    std::snprintf(line, sizeof(line), "  %-22s %-11s %-20s %8.2f ms\n",
                   rl.endpoint(i).ToString().c_str(), latch::AnswerName(o.answer),
                   o.text.substr(0, 200).c_str(), ms(o.latency));
     out += line;
@@ -232,8 +232,7 @@ void PrintRound(const latch::RoundReport& r, const latch::RedLock& rl) {
 }
 
 // Why an acquire failed, in one line.
-int ReportAcquireFailure(const Args& a, const latch::RedLock& rl,
-                         const latch::AcquireResult& res) {
+int ReportAcquireFailure(const Args& a, const latch::RedLock& rl, const latch::AcquireResult& res) {
   const latch::RoundReport& r = res.last;
   if (!res.reachable) {
     std::string why;
@@ -247,8 +246,8 @@ int ReportAcquireFailure(const Args& a, const latch::RedLock& rl,
       }
     }
     std::fprintf(stderr,
-                 "latch-redlock: nodes unreachable: %zu of %zu nodes gave a usable answer "
-                 "(quorum %zu)%s\n",
+                 "latch-redlock: nodes unreachable or failing: %zu of %zu nodes gave a usable "
+                 "answer (quorum %zu)%s\n",
                  usable, r.nodes.size(), r.quorum, why.c_str());
     return kExitUnreachable;
   }
@@ -257,9 +256,9 @@ int ReportAcquireFailure(const Args& a, const latch::RedLock& rl,
     held += o.answer == latch::NodeAnswer::kNo;
     quarantined += o.answer == latch::NodeAnswer::kQuarantined;
   }
-  std::string detail = std::to_string(res.attempts) + " attempt" +
-                       (res.attempts == 1 ? "" : "s") + "; last: held elsewhere on " +
-                       std::to_string(held) + " of " + std::to_string(r.nodes.size()) + " nodes";
+  std::string detail = std::to_string(res.attempts) + " attempt" + (res.attempts == 1 ? "" : "s") +
+                       "; last: held elsewhere on " + std::to_string(held) + " of " +
+                       std::to_string(r.nodes.size()) + " nodes";
   if (quarantined > 0) detail += ", " + std::to_string(quarantined) + " in restart quarantine";
   std::fprintf(stderr, "latch-redlock: lock \"%s\" not acquired within %s (%s)\n", a.key.c_str(),
                FormatDuration(a.wait).c_str(), detail.c_str());
@@ -287,8 +286,8 @@ int Release(const Args& a, latch::RedLock& rl) {
                  "taken over)\n");
     return kExitLost;
   }
-  std::fprintf(stderr, "latch-redlock: nodes unreachable: only %zu of %zu answered\n",
-               r.answered, rl.size());
+  std::fprintf(stderr, "latch-redlock: nodes unreachable: only %zu of %zu answered\n", r.answered,
+               rl.size());
   return kExitUnreachable;
 }
 
@@ -320,13 +319,19 @@ int Status(const Args& a, latch::RedLock& rl) {
   }
   for (const auto& [value, count] : holders) {
     if (count >= rl.quorum()) {
-      std::printf("held by %s on %zu of %zu nodes (quorum %zu)\n", value.c_str(), count,
-                  rl.size(), rl.quorum());
+      std::printf("held by %s on %zu of %zu nodes (quorum %zu)\n", value.c_str(), count, rl.size(),
+                  rl.quorum());
       return 0;
     }
   }
   std::printf("not held: no value is on a majority (quorum %zu)\n", rl.quorum());
   return kExitNotHeld;
+}
+
+// Signals COMMAND's process group, so that what it started gets the signal
+// too; if COMMAND moved itself to another group, at least COMMAND itself.
+void SignalCommand(pid_t pid, int sig) {
+  if (::kill(-pid, sig) != 0 && errno == ESRCH) ::kill(pid, sig);
 }
 
 // Run mode: acquire, run COMMAND under the watchdog, release.
@@ -335,8 +340,8 @@ int Run(const Args& a, latch::RedLock& rl) {
   if (!res) return ReportAcquireFailure(a, rl, res);
   latch::Lock& lock = *res.lock;
   if (a.verbose) {
-    std::fprintf(stderr, "latch-redlock: acquired \"%s\" (token %s), running %s\n",
-                 a.key.c_str(), lock.token().c_str(), a.command[0].c_str());
+    std::fprintf(stderr, "latch-redlock: acquired \"%s\" (token %s), running %s\n", a.key.c_str(),
+                 lock.token().c_str(), a.command[0].c_str());
   }
 
   // From here on the signals we care about arrive through a signalfd, read
@@ -425,23 +430,22 @@ int Run(const Args& a, latch::RedLock& rl) {
         std::lock_guard<std::mutex> g(loss_mu);
         why = loss_reason;
       }
-      std::fprintf(stderr,
-                   "latch-redlock: lock \"%s\" lost: %s; sending SIGTERM to %s (SIGKILL in %s)\n",
-                   a.key.c_str(), why.c_str(), a.command[0].c_str(),
-                   FormatDuration(a.kill_after).c_str());
-      ::kill(-pid, SIGTERM);
+      std::fprintf(
+          stderr, "latch-redlock: lock \"%s\" lost: %s; sending SIGTERM to %s (SIGKILL in %s)\n",
+          a.key.c_str(), why.c_str(), a.command[0].c_str(), FormatDuration(a.kill_after).c_str());
+      SignalCommand(pid, SIGTERM);
       kill_at = LockClock::now() + a.kill_after;
     }
     if (kill_at && LockClock::now() >= *kill_at) {
       std::fprintf(stderr, "latch-redlock: %s still running after %s: SIGKILL\n",
                    a.command[0].c_str(), FormatDuration(a.kill_after).c_str());
-      ::kill(-pid, SIGKILL);
+      SignalCommand(pid, SIGKILL);
       kill_at.reset();
     }
     if (fds[0].revents & POLLIN) {
       signalfd_siginfo si;
       while (::read(sigfd.get(), &si, sizeof(si)) == sizeof(si)) {
-        if (si.ssi_signo != SIGCHLD) ::kill(-pid, static_cast<int>(si.ssi_signo));
+        if (si.ssi_signo != SIGCHLD) SignalCommand(pid, static_cast<int>(si.ssi_signo));
       }
     }
     // Has COMMAND exited? Look without reaping it first: while it is a
@@ -450,7 +454,7 @@ int Run(const Args& a, latch::RedLock& rl) {
     siginfo_t info{};
     if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
         info.si_pid == pid) {
-      if (lost) ::kill(-pid, SIGKILL);  // whatever it left behind in its group
+      if (lost) SignalCommand(pid, SIGKILL);  // whatever it left behind in its group
       ::waitpid(pid, &status, 0);
       break;
     }

@@ -6,6 +6,7 @@
 
 #include "server/commands/common.h"
 #include "server/connection.h"
+#include "server/known_scripts.h"
 #include "server/server.h"
 
 namespace latch::commands {
@@ -13,14 +14,14 @@ namespace latch::commands {
 namespace {
 
 // Compares secrets in time independent of where they differ, so response
-// timing does not reveal how much of a guessed password was right.
+// timing does not reveal how much of a guessed password was right. Like
+// Redis (which compares SHA-256 digests), the fixed-size digests are
+// compared, so the time does not depend on the secret's length either.
 bool ConstantTimeEquals(std::string_view a, std::string_view b) {
-  unsigned char diff = a.size() == b.size() ? 0 : 1;
-  size_t n = std::max(a.size(), b.size());
-  for (size_t i = 0; i < n; ++i) {
-    unsigned char x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0;
-    unsigned char y = i < b.size() ? static_cast<unsigned char>(b[i]) : 0;
-    diff |= x ^ y;
+  const std::string da = Sha1Hex(a), db = Sha1Hex(b);
+  unsigned char diff = 0;
+  for (size_t i = 0; i < da.size() && i < db.size(); ++i) {
+    diff |= static_cast<unsigned char>(da[i] ^ db[i]);
   }
   return diff == 0;
 }

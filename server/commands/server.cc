@@ -28,8 +28,8 @@ void FlushAll(CommandContext& ctx) {
     ctx.reply.Error(kSyntaxError);
     return;
   }
+  ctx.effects.FlushAll();  // first: WATCH needs to see which keys go
   ctx.db.Clear();
-  ctx.effects.FlushAll();
   ctx.reply.Ok();
 }
 

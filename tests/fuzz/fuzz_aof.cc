@@ -50,8 +50,8 @@ void Check(bool ok, const char* what, std::string_view detail = {}) {
 std::string TempPath() {
   static std::string path = [] {
     const char* dir = std::getenv("TMPDIR");
-    std::string p = std::string(dir != nullptr && *dir != '\0' ? dir : "/tmp") +
-                    "/latch-fuzz-aof-XXXXXX";
+    std::string p =
+        std::string(dir != nullptr && *dir != '\0' ? dir : "/tmp") + "/latch-fuzz-aof-XXXXXX";
     int fd = ::mkstemp(p.data());
     Check(fd >= 0, "mkstemp failed");
     ::close(fd);
@@ -166,8 +166,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Check(loader.error().find(where) != std::string::npos, "corruption reported elsewhere",
           loader.error());
   } else if (tail && !load_truncated) {
-    Check(state == latch::AofLoader::State::kFailed, "incomplete tail loaded with "
-                                                       "aof-load-truncated no");
+    Check(state == latch::AofLoader::State::kFailed,
+          "incomplete tail loaded with "
+          "aof-load-truncated no");
     Check(loader.error().find(where) != std::string::npos, "tail reported elsewhere",
           loader.error());
   } else {

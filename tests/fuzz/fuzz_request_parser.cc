@@ -40,8 +40,8 @@ using latch::resp::RequestParser;
 
 struct Outcome {
   std::vector<std::vector<std::string>> requests;
-  std::string error;      // empty unless the stream ended in a protocol error
-  size_t leftover = 0;    // bytes of an incomplete request at the end
+  std::string error;    // empty unless the stream ended in a protocol error
+  size_t leftover = 0;  // bytes of an incomplete request at the end
 };
 
 void Check(bool ok, const char* what) {

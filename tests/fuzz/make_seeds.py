@@ -77,6 +77,38 @@ sessions = [
     encode("MONITOR") + encode("SET", "k", "v") + encode("QUIT") + encode("PING"),
     b"PING\r\nECHO \"hello\\x00world\"\r\nSET k v\r\n",
 ]
+# The known lock scripts (tests/unit/known_scripts_test.cc), by SHA1, with the
+# arguments their libraries send: a lock, a release, an extension.
+known_shas = [
+    "e5a322e2634ef59a516e8ea150cb085afafee684", "0f0f23b9048b36752b5be114f357ba083449f908",
+    "ce46f80993d5dac20dd066eb301a4e37994bdbed", "1b77b94aa78451d55dfa97e18819bfbfc596cb5b",
+    "820e9778d2b6733e9ed771e4be90ae73a95a6f3b", "df51f6837dcfe303d334e6abea9aeae192bab216",
+    "7157921a7cc7cfba979acf6d63f073151df17d12", "594683e49a64ebaf975caf5f8079a1d097c438f1",
+    "fd83166fb3d7235e3ace652b700c9e217c1adc1f", "e218d686a8f90368e5cd45074f06ce766cad9987",
+    "c000e088bd4aca36ab429d3b7a16fc736f4cb6f1", "514d8d1b08387624661da2a9098d3949b633eb3a",
+    "994908155dadb1bed08a5af6dee7fedf956c4826", "c3f8721cbb97f72bc19e972846bd7aaf91901658",
+    "a4e8783852e6b949f9ef3a97212805108459a890", "1cac51482acf5858da00f6d685d68f886cd6b6b2",
+]
+for sha in known_shas:
+    sessions.append(
+        encode("SET", "lock", "tok", "PX", "30000")
+        + encode("EVALSHA", sha, "1", "lock", "tok", "30000")
+        + encode("EVALSHA", sha, "2", "lock", "other", "tok", "30000", "1")
+        + encode("FUZZ.ADVANCE", "40000") + encode("EVALSHA", sha, "1", "lock", "tok"))
+# Every runtime setting, then what depends on it.
+sessions.append(
+    encode("CONFIG", "SET", "hz", "50", "timeout", "10", "maxclients", "5")
+    + encode("CONFIG", "SET", "client-output-buffer-limit", "normal 1mb 512kb 5")
+    + encode("CONFIG", "SET", "max-lock-ttl", "1000") + encode("SET", "l", "t", "PX", "5000")
+    + encode("CONFIG", "SET", "quarantine", "always", "quarantine-ms", "100")
+    + encode("CONFIG", "SET", "requirepass", "pw", "loglevel", "warning")
+    + encode("CONFIG", "SET", "proto-max-bulk-len", "1mb") + encode("CONFIG", "GET", "*")
+    + encode("CONFIG", "RESETSTAT") + encode("INFO", "all"))
+sessions.append(
+    encode("CLIENT", "KILL", "127.0.0.1:1") + encode("CLIENT", "KILL", "ID", "1", "SKIPME", "no")
+    + encode("CLIENT", "NO-EVICT", "on") + encode("CLIENT", "SETINFO", "LIB-NAME", "x")
+    + encode("COMMAND", "DOCS", "set") + encode("COMMAND", "LIST") + encode("SHUTDOWN", "NOSAVE")
+    + encode("PING"))
 commands = [b"\x00" + s for s in sessions]
 # With requirepass "pw": NOAUTH, WRONGPASS, AUTH and HELLO AUTH.
 commands += [
@@ -112,6 +144,12 @@ lines = [
     b'RPUSH l a"b c"', b'ECHO "abc', b"ECHO 'a'b", b"  GET\tk  ", b'SET k "a\\x00b"',
     b"bind 127.0.0.1 -::1", b'client-output-buffer-limit normal 0 0 0',
 ]
+
+# Inputs that once crashed a target, kept as seeds so every run replays them.
+# A request whose next bulk header has not arrived yet: the one-pass length
+# parser read one byte past the input.
+streams.append(b"*9\r\n$2\r\n\x00XtM")
+commands.append(b"\x01*9\r\n$2\r\n\x00XtM")
 
 write("fuzz_request_parser", [b"\x00\x07" + s for s in streams]
       + [b"\x01\x03" + s for s in streams[:8]] + [b"\x02\x11" + log, b"\x0c\x00" + streams[0]])

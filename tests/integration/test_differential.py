@@ -1006,7 +1006,10 @@ def test_config_set_port_is_immutable(latch, latch_server):
 
 
 def test_scripting_names_the_native_commands(latch):
-    for cmd in (("EVAL", "return 1", "0"), ("EVALSHA", "a" * 40, "1", "k"),
+    # An unknown digest is Redis's NOSCRIPT (clients then fall back to EVAL).
+    assert latch.raw("EVALSHA", "a" * 40, "1", "k") == (
+        b"-NOSCRIPT No matching script. Please use EVAL.\r\n")
+    for cmd in (("EVAL", "return 1", "0"),
                 ("SCRIPT", "LOAD", "return 1"), ("FCALL", "f", "0")):
         reply = latch.cmd(*cmd)
         assert isinstance(reply, lt.RespError), cmd

@@ -75,9 +75,9 @@ class Server {
     dir_ = ::mkdtemp(tmpl);
     for (int tries = 0; tries < 5; ++tries) {
       port_ = FreePort();
-      std::vector<std::string> args = {ServerPath(), "--port", std::to_string(port_),
-                                       "--dir",      dir_,     "--appendonly", "yes",
-                                       "--loglevel", "warning"};
+      std::vector<std::string> args = {ServerPath(), "--port",     std::to_string(port_),
+                                       "--dir",      dir_,         "--appendonly",
+                                       "yes",        "--loglevel", "warning"};
       args.insert(args.end(), extra.begin(), extra.end());
       Spawn(args);
       if (WaitReady()) return;
@@ -118,6 +118,7 @@ class Server {
       int devnull = ::open("/dev/null", O_RDWR);
       ::dup2(devnull, 0);
       ::dup2(devnull, 1);
+      ::dup2(devnull, 2);
       ::execv(argv[0], argv.data());
       ::_exit(127);
     }
@@ -147,8 +148,7 @@ class Server {
 class FakeNode {
  public:
   enum class Mode { kGarbage, kSilent, kLateOk };
-  explicit FakeNode(Mode mode, std::chrono::milliseconds delay = 0ms)
-      : mode_(mode), delay_(delay) {
+  explicit FakeNode(Mode mode, std::chrono::milliseconds delay = 0ms) : mode_(mode), delay_(delay) {
     listener_.reset(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
     sockaddr_in a{};
     a.sin_family = AF_INET;
@@ -175,7 +175,8 @@ class FakeNode {
       std::vector<pollfd> fds = {{listener_.get(), POLLIN, 0}};
       for (auto& c : conns) fds.push_back({c.get(), POLLIN, 0});
       if (::poll(fds.data(), fds.size(), 20) <= 0) continue;
-      if (fds[0].revents & POLLIN) conns.emplace_back(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+      if (fds[0].revents & POLLIN)
+        conns.emplace_back(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
       for (size_t i = 1; i < fds.size(); ++i) {
         if (!(fds[i].revents & POLLIN)) continue;
         char buf[4096];
@@ -211,9 +212,24 @@ struct Cluster {
 };
 
 // An endpoint where nothing listens: connection refused at once.
-Endpoint DeadEndpoint() { return Endpoint{"127.0.0.1", FreePort()}; }
+Endpoint DeadEndpoint() {
+  return Endpoint{"127.0.0.1", FreePort()};
+}
 
-double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+// Options for tests: a node timeout generous enough that a healthy node on
+// a loaded two-core CI machine always answers in time (tests about timeouts
+// set their own), short retry pauses.
+RedLockOptions Opts() {
+  RedLockOptions o;
+  o.node_timeout = 400ms;
+  o.retry_delay_min = 20ms;
+  o.retry_delay_max = 60ms;
+  return o;
+}
+
+double Ms(Clock::duration d) {
+  return std::chrono::duration<double, std::milli>(d).count();
+}
 
 // ---------------------------------------------------------------- arithmetic
 
@@ -268,7 +284,7 @@ TEST(RedLockMath, ParsesNodeLists) {
 
 TEST(RedLock, AcquiresOnEveryNodeWithTheValidityFormula) {
   Cluster c(3);
-  RedLock rl(c.endpoints());
+  RedLock rl(c.endpoints(), Opts());
   const auto before = Clock::now();
   AcquireResult r = rl.acquire("k", 1000ms);
   const auto after = Clock::now();
@@ -293,7 +309,7 @@ TEST(RedLock, ValidityIsTtlMinusElapsedMinusDrift) {
   // One node that answers +OK after 80 ms: the round takes at least that,
   // and the validity must shrink by it.
   FakeNode slow(FakeNode::Mode::kLateOk, 80ms);
-  RedLockOptions o;
+  RedLockOptions o = Opts();
   o.node_timeout = 500ms;
   RedLock rl({slow.endpoint()}, o);
   AcquireResult r = rl.acquire("k", 1000ms);
@@ -307,7 +323,7 @@ TEST(RedLock, ValidityIsTtlMinusElapsedMinusDrift) {
 TEST(RedLock, NoLockWhenTheRoundOutlastsTheTtl) {
   // Every grant arrives after the whole TTL: too late to be worth anything.
   FakeNode slow(FakeNode::Mode::kLateOk, 150ms);
-  RedLockOptions o;
+  RedLockOptions o = Opts();
   o.node_timeout = 500ms;
   RedLock rl({slow.endpoint()}, o);
   AcquireResult r = rl.acquire("k", 120ms);
@@ -317,7 +333,7 @@ TEST(RedLock, NoLockWhenTheRoundOutlastsTheTtl) {
 
 TEST(RedLock, SingleNodeIsAPlainLock) {
   Cluster c(1);
-  RedLock a(c.endpoints()), b(c.endpoints());
+  RedLock a(c.endpoints(), Opts()), b(c.endpoints(), Opts());
   AcquireResult first = a.acquire("k", 2000ms);
   ASSERT_TRUE(first);
   AcquireResult second = b.acquire("k", 2000ms);
@@ -330,7 +346,7 @@ TEST(RedLock, SingleNodeIsAPlainLock) {
 
 TEST(RedLock, OneNodeDownOfThreeIsStillAQuorum) {
   Cluster c(2);
-  RedLock rl({c[0].endpoint(), DeadEndpoint(), c[1].endpoint()});
+  RedLock rl({c[0].endpoint(), DeadEndpoint(), c[1].endpoint()}, Opts());
   AcquireResult r = rl.acquire("k", 1000ms);
   ASSERT_TRUE(r);
   EXPECT_EQ(r.lock->grants(), 2u);
@@ -339,7 +355,7 @@ TEST(RedLock, OneNodeDownOfThreeIsStillAQuorum) {
 
 TEST(RedLock, TwoNodesDownOfThreeIsUnreachableAndLeavesNothing) {
   Cluster c(1);
-  RedLock rl({DeadEndpoint(), c[0].endpoint(), DeadEndpoint()});
+  RedLock rl({DeadEndpoint(), c[0].endpoint(), DeadEndpoint()}, Opts());
   const auto start = Clock::now();
   AcquireResult r = rl.acquire("k", 1000ms);
   EXPECT_FALSE(r);
@@ -351,8 +367,8 @@ TEST(RedLock, TwoNodesDownOfThreeIsUnreachableAndLeavesNothing) {
 
 TEST(RedLock, TwoPausedNodesOfFiveCostOneNodeTimeout) {
   Cluster c(5);
-  RedLockOptions o;
-  o.node_timeout = 100ms;
+  RedLockOptions o = Opts();
+  o.node_timeout = 250ms;
   RedLock rl(c.endpoints(), o);
   c[1].Pause();
   c[3].Pause();
@@ -361,8 +377,8 @@ TEST(RedLock, TwoPausedNodesOfFiveCostOneNodeTimeout) {
   const double took = Ms(Clock::now() - start);
   ASSERT_TRUE(r);
   EXPECT_EQ(r.lock->granted(), (std::vector<bool>{true, false, true, false, true}));
-  EXPECT_GE(took, 95);   // waited for the paused nodes, in parallel…
-  EXPECT_LT(took, 600);  // …and only once
+  EXPECT_GE(took, 245);  // waited for the paused nodes, in parallel…
+  EXPECT_LT(took, 850);  // …and only once
   r.lock->release();
   c[1].Resume();
   c[3].Resume();
@@ -370,20 +386,22 @@ TEST(RedLock, TwoPausedNodesOfFiveCostOneNodeTimeout) {
 
 TEST(RedLock, ThreePausedNodesOfFiveNeverHangTheCaller) {
   Cluster c(5);
-  RedLockOptions o;
-  o.node_timeout = 100ms;
+  RedLockOptions o = Opts();
+  o.node_timeout = 250ms;
   o.retry_delay_min = 20ms;
   o.retry_delay_max = 40ms;
   RedLock rl(c.endpoints(), o);
   for (int i : {0, 2, 4}) c[i].Pause();
   const auto start = Clock::now();
-  AcquireResult r = rl.acquire("k", 2000ms, 500ms);
+  AcquireResult r = rl.acquire("k", 2000ms, 1200ms);
   const double took = Ms(Clock::now() - start);
   EXPECT_FALSE(r);
   EXPECT_FALSE(r.reachable);
   EXPECT_GE(r.attempts, 2);
-  // wait + one attempt (a round, and a release round to the paused nodes).
-  EXPECT_LT(took, 500 + 2 * 100 + 400);
+  // Each attempt: a round, and a release round to the silent nodes. The
+  // caller gets control back by the wait plus one attempt.
+  EXPECT_GE(took, 1200);
+  EXPECT_LT(took, 1200 + 2 * 250 + 600);
   for (int i : {0, 2, 4}) c[i].Resume();
   // Released on the nodes that answered; the paused ones applied our SET
   // when they woke up, but only with our token.
@@ -396,7 +414,7 @@ TEST(RedLock, QuarantinedNodesRefuseButAQuorumOfOthersGrants) {
   std::vector<Endpoint> eps = {quarantined[0].endpoint(), good[0].endpoint(), good[1].endpoint(),
                                quarantined[1].endpoint(), good[2].endpoint()};
   std::vector<NodeAnswer> answers;
-  RedLockOptions o;
+  RedLockOptions o = Opts();
   o.observer = [&](const RoundReport& r) {
     if (std::string_view(r.op) == "acquire") {
       for (const NodeOutcome& n : r.nodes) answers.push_back(n.answer);
@@ -415,8 +433,9 @@ TEST(RedLock, QuarantinedNodesRefuseButAQuorumOfOthersGrants) {
 TEST(RedLock, AMajorityInQuarantineGrantsNothing) {
   Cluster c(3, {"--quarantine", "always", "--quarantine-ms", "60000"});
   Cluster ok(2);
-  RedLock rl({c[0].endpoint(), ok[0].endpoint(), c[1].endpoint(), ok[1].endpoint(),
-              c[2].endpoint()});
+  RedLock rl(
+      {c[0].endpoint(), ok[0].endpoint(), c[1].endpoint(), ok[1].endpoint(), c[2].endpoint()},
+      Opts());
   AcquireResult r = rl.acquire("k", 1000ms);
   EXPECT_FALSE(r);
   EXPECT_TRUE(r.reachable);  // the nodes answered: they are busy, not gone
@@ -430,15 +449,15 @@ TEST(RedLock, AMajorityInQuarantineGrantsNothing) {
 TEST(RedLock, GarbageAndSilentNodesAreFailuresNotHangs) {
   Cluster c(3);
   FakeNode garbage(FakeNode::Mode::kGarbage), silent(FakeNode::Mode::kSilent);
-  RedLockOptions o;
-  o.node_timeout = 100ms;
-  RedLock rl({c[0].endpoint(), garbage.endpoint(), c[1].endpoint(), silent.endpoint(),
-              c[2].endpoint()},
-             o);
+  RedLockOptions o = Opts();
+  o.node_timeout = 250ms;
+  RedLock rl(
+      {c[0].endpoint(), garbage.endpoint(), c[1].endpoint(), silent.endpoint(), c[2].endpoint()},
+      o);
   const auto start = Clock::now();
   AcquireResult r = rl.acquire("k", 2000ms);
   ASSERT_TRUE(r);
-  EXPECT_LT(Ms(Clock::now() - start), 600);
+  EXPECT_LT(Ms(Clock::now() - start), 850);
   EXPECT_EQ(r.lock->granted(), (std::vector<bool>{true, false, true, false, true}));
   EXPECT_EQ(r.last.nodes[1].answer, NodeAnswer::kNoAnswer);
   EXPECT_NE(r.last.nodes[1].text.find("garbage"), std::string::npos) << r.last.nodes[1].text;
@@ -450,7 +469,7 @@ TEST(RedLock, ReleasesEverywhereAfterAFailedAttempt) {
   // which is no quorum; node 2 must not keep our key.
   Cluster c(2);
   ASSERT_EQ(c[0].Cmd({"SET", "k", "someone", "PX", "5000"}).str, "OK");
-  RedLock rl({c[0].endpoint(), DeadEndpoint(), c[1].endpoint()});
+  RedLock rl({c[0].endpoint(), DeadEndpoint(), c[1].endpoint()}, Opts());
   AcquireResult r = rl.acquire("k", 1000ms);
   EXPECT_FALSE(r);
   EXPECT_EQ(r.last.yes, 1u);
@@ -462,7 +481,7 @@ TEST(RedLock, ReleasesEverywhereAfterAFailedAttempt) {
 TEST(RedLock, RetriesWithJitterUntilTheHolderGoes) {
   Cluster c(3);
   for (int i = 0; i < 3; ++i) ASSERT_EQ(c[i].Cmd({"SET", "k", "other", "PX", "300"}).str, "OK");
-  RedLockOptions o;
+  RedLockOptions o = Opts();
   o.retry_delay_min = 20ms;
   o.retry_delay_max = 60ms;
   RedLock rl(c.endpoints(), o);
@@ -471,13 +490,13 @@ TEST(RedLock, RetriesWithJitterUntilTheHolderGoes) {
   ASSERT_TRUE(r);
   EXPECT_GE(Ms(Clock::now() - start), 250);
   EXPECT_GE(r.attempts, 3);
-  EXPECT_EQ(r.contended, r.attempts - 1);
+  EXPECT_GE(r.contended, r.attempts - 1);  // the winning one may have seen a leftover
 }
 
 TEST(RedLock, GivesUpWhenTheWaitRunsOut) {
   Cluster c(3);
   for (int i = 0; i < 3; ++i) ASSERT_EQ(c[i].Cmd({"SET", "k", "other", "PX", "10000"}).str, "OK");
-  RedLock rl(c.endpoints());
+  RedLock rl(c.endpoints(), Opts());
   const auto start = Clock::now();
   AcquireResult r = rl.acquire("k", 1000ms, 400ms);
   const double took = Ms(Clock::now() - start);
@@ -490,7 +509,7 @@ TEST(RedLock, GivesUpWhenTheWaitRunsOut) {
 
 TEST(RedLock, ReleaseDeletesOnlyOurOwnKey) {
   Cluster c(3);
-  RedLock rl(c.endpoints());
+  RedLock rl(c.endpoints(), Opts());
   AcquireResult r = rl.acquire("k", 5000ms);
   ASSERT_TRUE(r);
   // Someone overwrote node 2 (an operator, or an expiry and a new holder).
@@ -504,21 +523,21 @@ TEST(RedLock, ReleaseDeletesOnlyOurOwnKey) {
 
 TEST(RedLock, ALockGoingOutOfScopeIsReleased) {
   Cluster c(3);
-  RedLock rl(c.endpoints());
+  RedLock rl(c.endpoints(), Opts());
   { ASSERT_TRUE(rl.acquire("k", 5000ms)); }
   for (int i = 0; i < 3; ++i) EXPECT_TRUE(c[i].Cmd({"GET", "k"}).is_null());
 }
 
 TEST(RedLock, AuthenticatesWhenGivenAPassword) {
   Cluster c(3, {"--requirepass", "s3cret"});
-  RedLockOptions o;
+  RedLockOptions o = Opts();
   o.password = "s3cret";
   RedLock good(c.endpoints(), o);
   AcquireResult r = good.acquire("k", 1000ms);
   ASSERT_TRUE(r) << r.last.nodes[0].text;
   EXPECT_TRUE(r.lock->release());
 
-  RedLock none(c.endpoints());
+  RedLock none(c.endpoints(), Opts());
   AcquireResult n = none.acquire("k", 1000ms);
   EXPECT_FALSE(n);
   EXPECT_FALSE(n.reachable);
@@ -529,7 +548,7 @@ TEST(RedLock, AuthenticatesWhenGivenAPassword) {
 
 TEST(RedLock, ExtendMovesTheValidityForward) {
   Cluster c(3);
-  RedLock rl(c.endpoints());
+  RedLock rl(c.endpoints(), Opts());
   AcquireResult r = rl.acquire("k", 1000ms);
   ASSERT_TRUE(r);
   auto first_end = r.lock->validity_end();
@@ -543,8 +562,8 @@ TEST(RedLock, ExtendMovesTheValidityForward) {
 
 TEST(RedLock, ExtendFailsWithoutAQuorumAndKeepsTheOldValidity) {
   Cluster c(3);
-  RedLockOptions o;
-  o.node_timeout = 50ms;
+  RedLockOptions o = Opts();
+  o.node_timeout = 250ms;
   RedLock rl(c.endpoints(), o);
   AcquireResult r = rl.acquire("k", 2000ms);
   ASSERT_TRUE(r);
@@ -561,7 +580,7 @@ TEST(RedLock, ExtendFailsWithoutAQuorumAndKeepsTheOldValidity) {
 
 TEST(RedLock, ExtendSeesThatTheKeyIsNoLongerOurs) {
   Cluster c(3);
-  RedLock rl(c.endpoints());
+  RedLock rl(c.endpoints(), Opts());
   AcquireResult r = rl.acquire("k", 2000ms);
   ASSERT_TRUE(r);
   c[0].Cmd({"DEL", "k"});
@@ -573,7 +592,7 @@ TEST(RedLock, ExtendSeesThatTheKeyIsNoLongerOurs) {
 
 TEST(RedLock, ExtendAfterTheValidityEndedIsTooLate) {
   Cluster c(3);
-  RedLock rl(c.endpoints());
+  RedLock rl(c.endpoints(), Opts());
   AcquireResult r = rl.acquire("k", 200ms);
   ASSERT_TRUE(r);
   std::this_thread::sleep_for(250ms);
@@ -586,7 +605,7 @@ TEST(RedLock, ExtendRefusedByQuarantinedNodes) {
   // counts as a failure, so only a quorum of healthy nodes extends.
   Cluster c(2);
   Cluster q(1, {"--quarantine", "always", "--quarantine-ms", "60000"});
-  RedLock rl({c[0].endpoint(), q[0].endpoint(), c[1].endpoint()});
+  RedLock rl({c[0].endpoint(), q[0].endpoint(), c[1].endpoint()}, Opts());
   AcquireResult r = rl.acquire("k", 2000ms);
   ASSERT_TRUE(r);
   c[1].Pause();
@@ -599,7 +618,7 @@ TEST(RedLock, ExtendRefusedByQuarantinedNodes) {
 
 TEST(Watchdog, KeepsTheLockAliveWhileHeld) {
   Cluster c(3);
-  RedLock rl(c.endpoints());
+  RedLock rl(c.endpoints(), Opts());
   AcquireResult r = rl.acquire("k", 600ms);
   ASSERT_TRUE(r);
   std::atomic<bool> lost{false};
@@ -616,7 +635,7 @@ TEST(Watchdog, KeepsTheLockAliveWhileHeld) {
 
 TEST(Watchdog, ReportsTheLossWhenTheValidityEnds) {
   Cluster c(3);
-  RedLock rl(c.endpoints());
+  RedLock rl(c.endpoints(), Opts());
   AcquireResult r = rl.acquire("k", 600ms);
   ASSERT_TRUE(r);
   std::atomic<bool> lost{false};
@@ -639,13 +658,13 @@ TEST(Watchdog, ReportsTheLossWhenTheValidityEnds) {
   EXPECT_FALSE(r.lock->held());
   // At once: not before the validity ended, and within a few ms after.
   EXPECT_GE(when, end);
-  EXPECT_LT(Ms(when - end), 60) << reason;
+  EXPECT_LT(Ms(when - end), 150) << reason;
   EXPECT_NE(reason.find("validity ended"), std::string::npos) << reason;
 }
 
 TEST(Watchdog, ReportsTheLossAtOnceWhenAMajorityForgot) {
   Cluster c(3);
-  RedLock rl(c.endpoints());
+  RedLock rl(c.endpoints(), Opts());
   AcquireResult r = rl.acquire("k", 1500ms);
   ASSERT_TRUE(r);
   std::atomic<bool> lost{false};

@@ -196,14 +196,14 @@ TEST_F(KnownScriptsTest, EvalShaUnknownIsNoScript) {
 }
 
 TEST_F(KnownScriptsTest, NumKeysValidationAsRedis) {
-  for (const std::string& cmd : {"EVALSHA", "EVALSHA_RO"}) {
+  for (std::string cmd : {"EVALSHA", "EVALSHA_RO"}) {
     EXPECT_EQ(Run({cmd, kPyRelease, "x", "k"}), "-ERR value is not an integer or out of range\r\n");
     EXPECT_EQ(Run({cmd, kPyRelease, "2", "k"}),
               "-ERR Number of keys can't be greater than number of args\r\n");
     EXPECT_EQ(Run({cmd, kPyRelease, "-1", "k"}), "-ERR Number of keys can't be negative\r\n");
     EXPECT_EQ(Run({cmd, std::string(40, 'a'), "-1"}), "-ERR Number of keys can't be negative\r\n");
   }
-  for (const std::string& cmd : {"EVAL", "EVAL_RO"}) {
+  for (std::string cmd : {"EVAL", "EVAL_RO"}) {
     EXPECT_EQ(Run({cmd, "return 1", "abc", "k"}),
               "-ERR value is not an integer or out of range\r\n");
     EXPECT_EQ(Run({cmd, "return 1", "5", "k"}),
@@ -432,7 +432,7 @@ TEST_F(KnownScriptsTest, RedlockExtend) {
 TEST_F(KnownScriptsTest, SesameAcquireExtendRelease) {
   // ARGV[1] is the database: SELECT 0 is a no-op, anything else fails inside
   // a pcall and is ignored.
-  for (const std::string& db : {"0", "3", "abc", ""}) {
+  for (std::string db : {"0", "3", "abc", ""}) {
     EXPECT_EQ(Sha(kSesameAcquire, {"a", "b"}, {db, "tok", "4000"}), Int(2)) << db;
     EXPECT_EQ(Sha(kSesameAcquire, {"b", "c"}, {db, "x", "4000"}), Int(0)) << db;
     EXPECT_EQ(Get("c"), kNull);

@@ -7,13 +7,22 @@ set -euo pipefail
 
 build_pkgs=(g++ cmake make pkg-config libuv1-dev libspdlog-dev libxxhash-dev)
 test_pkgs=(googletest libgtest-dev libgmock-dev redis-server redis-tools python3 python3-pytest
-           python3-redis tmux)
+           python3-redis tmux nodejs npm libhiredis-dev)
+# The sanitizer build and the fuzzers (clang and its ASan, UBSan and libFuzzer
+# runtimes); ip, ss and prlimit for the hardening tests.
+test_pkgs+=(clang libclang-rt-14-dev iproute2 util-linux)
 
 want=("${build_pkgs[@]}")
 if [ "${1:-build}" = "test" ]; then want+=("${test_pkgs[@]}"); fi
 
 missing=()
 for p in "${want[@]}"; do
+  # The lock-library tests need node and npm; they may come from another
+  # package than Debian's (NodeSource's nodejs bundles npm): any will do.
+  case "$p" in
+    nodejs) command -v node >/dev/null && continue ;;
+    npm) command -v npm >/dev/null && continue ;;
+  esac
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0

@@ -24,18 +24,27 @@ using Clock = std::chrono::steady_clock;
 // the replies we expect are complete is not speaking the protocol.
 constexpr size_t kMaxReplyBytes = 1 << 20;
 
-std::string Errno(const char* what, int err) { return std::string(what) + ": " + std::strerror(err); }
+std::string Errno(const char* what, int err) {
+  return std::string(what) + ": " + std::strerror(err);
+}
 
 // Per-node progress within one round.
 struct Pending {
-  bool active = false;       // selected and not finished
-  bool connecting = false;   // non-blocking connect() not yet completed
-  std::string out;           // bytes still to send
-  size_t expected = 0;       // replies to read (the AUTH reply included)
-  bool sent_auth = false;    // the first expected reply answers AUTH
-  std::string in;            // bytes received, not yet parsed
-  size_t parsed = 0;         // in[0, parsed) holds complete replies
+  bool active = false;      // selected and not finished
+  bool connecting = false;  // non-blocking connect() not yet completed
+  std::string out;          // bytes still to send
+  size_t expected = 0;      // replies to read (the AUTH reply included)
+  bool sent_auth = false;   // the first expected reply answers AUTH
+  std::string in;           // bytes received, not yet parsed
+  size_t parsed = 0;        // in[0, parsed) holds complete replies
 };
+
+// A kept connection is usable if nothing is waiting to be read on it: we
+// read every reply in full, so readable means closed (EOF, reset) or junk.
+bool StillOpen(int fd) {
+  pollfd p{fd, POLLIN, 0};
+  return ::poll(&p, 1, 0) == 0;
+}
 
 }  // namespace
 
@@ -82,13 +91,20 @@ std::optional<std::vector<Endpoint>> ParseEndpoints(std::string_view list, std::
 
 const char* StatusName(NodeResult::Status s) {
   switch (s) {
-    case NodeResult::Status::kReplied: return "replied";
-    case NodeResult::Status::kTimeout: return "timeout";
-    case NodeResult::Status::kConnectFailed: return "down";
-    case NodeResult::Status::kClosed: return "closed";
-    case NodeResult::Status::kIoError: return "i/o error";
-    case NodeResult::Status::kGarbage: return "garbage";
-    case NodeResult::Status::kAuthFailed: return "auth failed";
+    case NodeResult::Status::kReplied:
+      return "replied";
+    case NodeResult::Status::kTimeout:
+      return "timeout";
+    case NodeResult::Status::kConnectFailed:
+      return "down";
+    case NodeResult::Status::kClosed:
+      return "closed";
+    case NodeResult::Status::kIoError:
+      return "i/o error";
+    case NodeResult::Status::kGarbage:
+      return "garbage";
+    case NodeResult::Status::kAuthFailed:
+      return "auth failed";
   }
   return "?";
 }
@@ -157,6 +173,11 @@ std::vector<NodeResult> NodeSet::Round(std::string_view request, size_t n_replie
     if (!node.resolve_error.empty()) {
       finish(i, NodeResult::Status::kConnectFailed, node.resolve_error);
       continue;
+    }
+    if (node.fd && !StillOpen(node.fd.get())) {
+      // The node closed the kept connection since the last round (it
+      // restarted, or an idle timeout): reconnect now rather than fail.
+      node.fd.reset();
     }
     if (!node.fd) {
       int fd = ::socket(node.addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);

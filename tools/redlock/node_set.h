@@ -55,8 +55,8 @@ struct NodeResult {
     kAuthFailed,     // the AUTH sent on a new connection was refused
   };
   Status status = Status::kTimeout;
-  std::vector<resp::Reply> replies;  // kReplied: one per command sent
-  std::string detail;                // failures: a short human-readable reason
+  std::vector<resp::Reply> replies;      // kReplied: one per command sent
+  std::string detail;                    // failures: a short human-readable reason
   std::chrono::microseconds latency{0};  // from the start of the round to the answer
   // Whether any byte of the request left for the node: when false the node
   // cannot have applied it (it was down, or the connection never opened).

@@ -41,17 +41,24 @@ NodeAnswer ClassifyDelIfEq(const resp::Reply& r) {
   return NodeAnswer::kNoAnswer;
 }
 
-Millis ToMillisFloor(LockClock::duration d) { return std::chrono::duration_cast<Millis>(d); }
+Millis ToMillisFloor(LockClock::duration d) {
+  return std::chrono::duration_cast<Millis>(d);
+}
 
 }  // namespace
 
 const char* AnswerName(NodeAnswer a) {
   switch (a) {
-    case NodeAnswer::kYes: return "yes";
-    case NodeAnswer::kNo: return "no";
-    case NodeAnswer::kQuarantined: return "quarantined";
-    case NodeAnswer::kError: return "error";
-    case NodeAnswer::kNoAnswer: return "no answer";
+    case NodeAnswer::kYes:
+      return "yes";
+    case NodeAnswer::kNo:
+      return "no";
+    case NodeAnswer::kQuarantined:
+      return "quarantined";
+    case NodeAnswer::kError:
+      return "error";
+    case NodeAnswer::kNoAnswer:
+      return "no answer";
   }
   return "?";
 }
@@ -83,7 +90,9 @@ Lock& Lock::operator=(Lock&& o) noexcept {
   return *this;
 }
 
-Lock::~Lock() { ReleaseUnlessDone(); }
+Lock::~Lock() {
+  ReleaseUnlessDone();
+}
 
 void Lock::ReleaseUnlessDone() {
   if (!s_) return;
@@ -95,9 +104,15 @@ void Lock::ReleaseUnlessDone() {
   if (!done) release();
 }
 
-const std::string& Lock::key() const { return s_->key; }
-const std::string& Lock::token() const { return s_->token; }
-Millis Lock::ttl() const { return s_->ttl; }
+const std::string& Lock::key() const {
+  return s_->key;
+}
+const std::string& Lock::token() const {
+  return s_->token;
+}
+Millis Lock::ttl() const {
+  return s_->ttl;
+}
 
 LockClock::time_point Lock::acquired_at() const {
   std::lock_guard<std::mutex> g(s_->mu);
@@ -161,8 +176,7 @@ bool Lock::release() {
   }
   // Every node, not only those that granted: a node that timed out during
   // acquire or extend may hold the key anyway.
-  auto r = s_->owner->ReleaseOn(s_->key, s_->token, {}, s_->owner->NodeTimeout(s_->ttl),
-                                "release");
+  auto r = s_->owner->ReleaseOn(s_->key, s_->token, {}, s_->owner->NodeTimeout(s_->ttl), "release");
   return r.deleted >= s_->owner->quorum();
 }
 
@@ -188,9 +202,9 @@ Lock::ExtendResult Lock::extend(Millis ttl) {
   auto timeout = std::min<microseconds>(rl.NodeTimeout(ttl),
                                         std::chrono::duration_cast<microseconds>(end - t0));
   std::string ms = std::to_string(ttl.count());
-  RoundReport rep = rl.RunRound("extend", s_->key,
-                                {"SET", s_->key, s_->token, "IFEQ", s_->token, "PX", ms},
-                                timeout, {}, ClassifySet);
+  RoundReport rep =
+      rl.RunRound("extend", s_->key, {"SET", s_->key, s_->token, "IFEQ", s_->token, "PX", ms},
+                  timeout, {}, ClassifySet);
   const auto t1 = LockClock::now();
   size_t refused = 0;
   for (const NodeOutcome& o : rep.nodes) refused += o.answer == NodeAnswer::kNo;
@@ -214,14 +228,14 @@ Lock::ExtendResult Lock::extend(Millis ttl) {
       why = std::to_string(refused) + " of " + std::to_string(rep.nodes.size()) +
             " nodes answered that the key is not (or no longer) ours";
       result = ExtendResult::kLost;
-    } else if (t1 >= s_->validity_end) {
-      why = "renewed on " + std::to_string(rep.yes) + " of " + std::to_string(rep.nodes.size()) +
-            " nodes (quorum " + std::to_string(rep.quorum) + ") before the validity ended";
-      result = ExtendResult::kLost;
     } else {
-      why = "renewed on " + std::to_string(rep.yes) + " of " + std::to_string(rep.nodes.size()) +
-            " nodes (quorum " + std::to_string(rep.quorum) + ")";
+      why = "only " + std::to_string(rep.yes) + " of " + std::to_string(rep.nodes.size()) +
+            " nodes renewed it, quorum " + std::to_string(rep.quorum);
       result = ExtendResult::kFailed;
+      if (t1 >= s_->validity_end) {
+        why += " before its validity ended";
+        result = ExtendResult::kLost;
+      }
     }
     if (result != ExtendResult::kExtended) s_->last_error = why;
   }
@@ -350,8 +364,10 @@ RedLock::ReleaseResult RedLock::release(const std::string& key, const std::strin
 
 AcquireResult RedLock::acquire(const std::string& key, Millis ttl, Millis wait) {
   AcquireResult result;
-  // One token for every attempt of this call: a grant that arrives late
-  // from an earlier attempt is then ours too, and our release cleans it up.
+  // One token for every attempt of this call, so that a grant that arrives
+  // late from an earlier attempt (a slow or paused node) holds our token and
+  // the release after a later failed attempt, or the final release, removes
+  // it.
   const std::string token = NewToken();
   const std::string ms = std::to_string(ttl.count());
   const Millis timeout = NodeTimeout(ttl);
@@ -368,6 +384,8 @@ AcquireResult RedLock::acquire(const std::string& key, Millis ttl, Millis wait) 
     const auto validity_end = t0 + ttl - Drift(ttl);
     size_t answered = 0;
     bool contended = false, quarantined = false;
+    // Where our key may be now: every node the request reached. Even one
+    // that refused this time may hold our token from an earlier attempt.
     std::vector<bool> maybe_set(rep.nodes.size(), false);
     for (size_t i = 0; i < rep.nodes.size(); ++i) {
       const NodeOutcome& o = rep.nodes[i];
@@ -377,8 +395,7 @@ AcquireResult RedLock::acquire(const std::string& key, Millis ttl, Millis wait) 
       // TTL over max-lock-ttl or NOAUTH say the node cannot serve us at all.
       answered += o.answer == NodeAnswer::kYes || o.answer == NodeAnswer::kNo ||
                   o.answer == NodeAnswer::kQuarantined;
-      // Granted, or unknown after the request left: the key may be there.
-      maybe_set[i] = o.answer == NodeAnswer::kYes || (o.answer == NodeAnswer::kNoAnswer && o.sent);
+      maybe_set[i] = o.sent;
     }
     result.contended += contended;
     result.quarantined += quarantined;
@@ -404,7 +421,7 @@ AcquireResult RedLock::acquire(const std::string& key, Millis ttl, Millis wait) 
       return result;
     }
     Notify(rep);
-    // Failed: undo what we may have set, so the minority we got does not
+    // Failed: release on every node, so that the minority we got does not
     // block the next attempt (ours or anyone's) until it expires.
     if (std::find(maybe_set.begin(), maybe_set.end(), true) != maybe_set.end()) {
       ReleaseOn(key, token, maybe_set, timeout, "release-after-failure");
@@ -457,7 +474,9 @@ Watchdog::Watchdog(Lock& lock, std::function<void(const LossReport&)> on_lost)
   thread_ = std::thread([this] { Run(); });
 }
 
-Watchdog::~Watchdog() { Stop(); }
+Watchdog::~Watchdog() {
+  Stop();
+}
 
 void Watchdog::Stop() {
   {
@@ -489,7 +508,10 @@ void Watchdog::Run() {
     cv_.wait_until(lk, std::min(next, end), [&] { return stop_; });
     if (stop_) return;
     if (LockClock::now() >= end) {
-      reason = "its validity ended before a renewal reached a quorum (" + lock_.last_error() + ")";
+      reason = "its validity ended before a renewal reached a quorum";
+      if (std::string last = lock_.last_error(); !last.empty()) {
+        reason += " (last try: " + last + ")";
+      }
       break;
     }
     lk.unlock();

@@ -102,8 +102,8 @@ class Lock {
   Millis ttl() const;
   LockClock::time_point acquired_at() const;  // when the quorum was known
   LockClock::time_point validity_end() const;
-  Millis remaining() const;              // until validity_end, 0 when over
-  std::vector<bool> granted() const;     // which nodes granted (or last renewed) it
+  Millis remaining() const;           // until validity_end, 0 when over
+  std::vector<bool> granted() const;  // which nodes granted (or last renewed) it
   size_t grants() const;
   bool lost() const;      // renewal failed for good (see Watchdog)
   bool released() const;  // release() was called
