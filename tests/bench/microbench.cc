@@ -1,0 +1,135 @@
+// Micro-benchmarks (Google Benchmark) for the hot paths that do not involve
+// the network: the request parser, the reply writer, the keyspace and one
+// whole command through Server::Dispatch. Not part of the test suite; run
+//
+//   cmake --build build --target latch_microbench && ./build/tests/latch_microbench
+//
+// to see whether a change made them slower. Figures are per request.
+#include <benchmark/benchmark.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "protocol/reply_writer.h"
+#include "protocol/request_parser.h"
+#include "protocol/request_writer.h"
+#include "server/clock.h"
+#include "server/connection.h"
+#include "server/keyspace.h"
+#include "server/server.h"
+
+namespace {
+
+std::string LockKey(int64_t i) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "lock:%012lld", static_cast<long long>(i));
+  return buf;
+}
+
+const std::string kToken = "3f6c2a9e-8b1d-4e57-a0c4-9d2e7f5b1c86";
+
+// A pipeline of 16 lock acquisitions, parsed request by request.
+void BM_ParsePipeline(benchmark::State& state) {
+  std::string buf;
+  for (int i = 0; i < 16; ++i) {
+    latch::resp::AppendRequest(buf, {"SET", LockKey(i), kToken, "NX", "PX", "30000"});
+  }
+  latch::resp::RequestParser parser;
+  latch::resp::ParseLimits limits;
+  for (auto _ : state) {
+    std::string_view in(buf);
+    while (!in.empty()) {
+      parser.Parse(in, limits);
+      benchmark::DoNotOptimize(parser.args().data());
+      in.remove_prefix(parser.consumed());
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * 16);
+}
+BENCHMARK(BM_ParsePipeline);
+
+void BM_ParseInline(benchmark::State& state) {
+  const std::string line = "SET lock:000000000042 \"token with spaces\" NX PX 30000\r\n";
+  latch::resp::RequestParser parser;
+  latch::resp::ParseLimits limits;
+  for (auto _ : state) {
+    parser.Parse(line, limits);
+    benchmark::DoNotOptimize(parser.args().data());
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_ParseInline);
+
+void BM_WriteReplies(benchmark::State& state) {
+  std::string out;
+  for (auto _ : state) {
+    out.clear();
+    latch::resp::ReplyWriter w(&out, 2);
+    for (int i = 0; i < 16; ++i) {
+      w.Ok();
+      w.Bulk(kToken);
+      w.Int(i);
+      w.Null();
+    }
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * 64);
+}
+BENCHMARK(BM_WriteReplies);
+
+// Keyspace with state.range(0) keys: lookups of random existing keys.
+void BM_KeyspaceFind(benchmark::State& state) {
+  latch::Keyspace ks;
+  const int64_t n = state.range(0);
+  for (int64_t i = 0; i < n; ++i) ks.Set(LockKey(i), kToken, 2'000'000'000);
+  std::vector<std::string> probe;
+  for (int64_t i = 0; i < 4096; ++i) probe.push_back(LockKey((i * 7919) % n));
+  size_t k = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(ks.Find(probe[k++ & 4095], 1'000'000));
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_KeyspaceFind)->Arg(1'000)->Arg(1'000'000);
+
+// Lock churn: acquire (insert with TTL) then release (erase).
+void BM_KeyspaceAcquireRelease(benchmark::State& state) {
+  latch::Keyspace ks;
+  for (int64_t i = 0; i < 100'000; ++i) ks.Set(LockKey(i), kToken, 2'000'000'000);
+  int64_t i = 100'000;
+  for (auto _ : state) {
+    std::string key = LockKey(i);
+    ks.Set(key, kToken, 2'000'000'000);
+    ks.Erase(LockKey(i - 100'000));
+    ++i;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_KeyspaceAcquireRelease);
+
+// One SET NX PX through the whole command layer (lookup, checks, handler,
+// reply), without sockets.
+void BM_DispatchLockAcquire(benchmark::State& state) {
+  latch::Config config;
+  config.appendonly = false;
+  config.quarantine = latch::QuarantineMode::kNever;
+  latch::Server server(config, std::make_unique<latch::SystemClock>());
+  latch::Connection conn(server, 1);
+  conn.authenticated = true;
+  std::vector<std::string> keys;
+  for (int i = 0; i < 4096; ++i) keys.push_back(LockKey(i));
+  size_t k = 0;
+  std::vector<std::string_view> argv = {"SET", "", kToken, "NX", "PX", "30000"};
+  for (auto _ : state) {
+    argv[1] = keys[k++ & 4095];
+    server.Dispatch(conn, argv);
+    conn.output().clear();
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_DispatchLockAcquire);
+
+}  // namespace
+
+BENCHMARK_MAIN();
