@@ -44,6 +44,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
+#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -66,7 +67,7 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Clock = latch::LockClock;  // the same clock as the library (CLOCK_BOOTTIME)
 using latch::Millis;
 using std::chrono::duration_cast;
 
@@ -832,6 +833,36 @@ std::vector<Violation> FindOverlaps(std::vector<Hold>& holds) {
 
 // ---------------------------------------------------------------- the picture
 
+// printf into a std::string (the compiler checks the format).
+__attribute__((format(printf, 2, 0))) void VAppendf(std::string& out, const char* fmt, va_list ap) {
+  va_list again;
+  va_copy(again, ap);
+  int n = std::vsnprintf(nullptr, 0, fmt, ap);
+  if (n > 0) {
+    size_t at = out.size();
+    out.resize(at + static_cast<size_t>(n) + 1);
+    std::vsnprintf(out.data() + at, static_cast<size_t>(n) + 1, fmt, again);
+    out.resize(at + static_cast<size_t>(n));
+  }
+  va_end(again);
+}
+
+__attribute__((format(printf, 2, 3))) void Appendf(std::string& out, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  VAppendf(out, fmt, ap);
+  va_end(ap);
+}
+
+__attribute__((format(printf, 1, 2))) std::string Format(const char* fmt, ...) {
+  std::string out;
+  va_list ap;
+  va_start(ap, fmt);
+  VAppendf(out, fmt, ap);
+  va_end(ap);
+  return out;
+}
+
 struct FaultRecord {
   FaultKind kind;
   std::vector<int> nodes;
@@ -851,28 +882,26 @@ void WriteTimeline(const std::string& path, const Options& o, Clock::time_point 
   auto X = [&](Clock::time_point t) { return left + Secs(t - t0) * pxs; };
   auto worker_y = [&](int w) { return top + w * lane; };
   auto node_y = [&](int n) { return top + (o.workers + n) * lane; };
-  char b[1024];
   std::string s;
-  auto add = [&](const char* fmt, auto... args) {
-    std::snprintf(b, sizeof(b), fmt, args...);
-    s += b;
-  };
-  add("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-      "font-family=\"sans-serif\" font-size=\"11\">\n",
-      width, height);
-  add("<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
-  add("<text x=\"8\" y=\"18\" font-size=\"14\" font-weight=\"bold\">latch-chaos: %d nodes, %d "
-      "workers, %.1f s, seed %llu, quarantine %s, appendfsync %s, appendonly %s, ttl %lld ms: "
-      "%zu violation%s</text>\n",
-      o.nodes, o.workers, total, static_cast<unsigned long long>(o.seed), o.quarantine.c_str(),
-      o.appendfsync.c_str(), o.appendonly.c_str(), static_cast<long long>(o.ttl.count()),
-      violations.size(), violations.size() == 1 ? "" : "s");
+  Appendf(s,
+          "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+          "font-family=\"sans-serif\" font-size=\"11\">\n",
+          width, height);
+  Appendf(s, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
+  Appendf(s,
+          "<text x=\"8\" y=\"18\" font-size=\"14\" font-weight=\"bold\">latch-chaos: %d nodes, %d "
+          "workers, %.1f s, seed %llu, quarantine %s, appendfsync %s, appendonly %s, ttl %lld ms: "
+          "%zu violation%s</text>\n",
+          o.nodes, o.workers, total, static_cast<unsigned long long>(o.seed), o.quarantine.c_str(),
+          o.appendfsync.c_str(), o.appendonly.c_str(), static_cast<long long>(o.ttl.count()),
+          violations.size(), violations.size() == 1 ? "" : "s");
   // Legend.
   double lx = 8;
   auto legend = [&](const char* color, const char* label) {
-    add("<rect x=\"%.0f\" y=\"30\" width=\"14\" height=\"10\" fill=\"%s\"/>"
-        "<text x=\"%.0f\" y=\"39\">%s</text>\n",
-        lx, color, lx + 18, label);
+    Appendf(s,
+            "<rect x=\"%.0f\" y=\"30\" width=\"14\" height=\"10\" fill=\"%s\"/>"
+            "<text x=\"%.0f\" y=\"39\">%s</text>\n",
+            lx, color, lx + 18, label);
     lx += 26 + 6.2 * static_cast<double>(std::strlen(label));
   };
   legend("#4a7fc1", "lock held (until validity end or release)");
@@ -881,32 +910,39 @@ void WriteTimeline(const std::string& path, const Options& o, Clock::time_point 
   legend("#444", "node down");
   legend("#9e9e9e", "node paused (SIGSTOP)");
   legend("#f5a623", "restart quarantine");
-  add("<text x=\"%.0f\" y=\"39\">marks: X kill -9, P power loss, T torn log tail; dashed red "
-      "line: majority power loss</text>\n",
-      lx);
+  Appendf(s,
+          "<text x=\"%.0f\" y=\"39\">marks: X kill -9, P power loss, T torn log tail; dashed red "
+          "line: majority power loss</text>\n",
+          lx);
   // Lanes and the time axis.
   for (int w = 0; w < o.workers; ++w) {
-    add("<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"%s\"/>"
-        "<text x=\"8\" y=\"%.0f\">worker %d</text>\n",
-        left, worker_y(w), total * pxs, lane, w % 2 ? "#f7f7f7" : "#efefef", worker_y(w) + 14, w);
+    Appendf(s,
+            "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"%s\"/>"
+            "<text x=\"8\" y=\"%.0f\">worker %d</text>\n",
+            left, worker_y(w), total * pxs, lane, w % 2 ? "#f7f7f7" : "#efefef", worker_y(w) + 14,
+            w);
   }
   for (int n = 0; n < o.nodes; ++n) {
-    add("<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"%s\"/>"
-        "<text x=\"8\" y=\"%.0f\">node %d</text>\n",
-        left, node_y(n), total * pxs, lane, n % 2 ? "#f2f7ee" : "#e8f0e0", node_y(n) + 14, n);
+    Appendf(s,
+            "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"%s\"/>"
+            "<text x=\"8\" y=\"%.0f\">node %d</text>\n",
+            left, node_y(n), total * pxs, lane, n % 2 ? "#f2f7ee" : "#e8f0e0", node_y(n) + 14, n);
   }
   const double axis_y = top + lanes * lane;
   int step = total <= 40 ? 1 : total <= 200 ? 5 : total <= 600 ? 20 : 60;
   for (int sec = 0; sec <= static_cast<int>(total); sec += step) {
     double x = left + sec * pxs;
-    add("<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#ddd\"/>"
-        "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%d s</text>\n",
-        x, top, x, axis_y + 4, x, axis_y + 16, sec);
+    Appendf(s,
+            "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#ddd\"/>"
+            "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%d s</text>\n",
+            x, top, x, axis_y + 4, x, axis_y + 16, sec);
   }
   // Holds.
   for (const Hold& h : holds) {
     double y = worker_y(h.worker) + 3;
-    add("<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%.0f\" fill=\"#4a7fc1\" "
+    Appendf(
+        s,
+        "<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%.0f\" fill=\"#4a7fc1\" "
         "stroke=\"white\" stroke-width=\"0.6\"><title>worker %d: from %.3f s to %.3f s (validity "
         "end %.3f s, release %.3f s), %zu "
         "nodes%s</title></rect>\n",
@@ -914,10 +950,11 @@ void WriteTimeline(const std::string& path, const Options& o, Clock::time_point 
         Secs(h.granted - t0), Secs(h.end - t0), Secs(h.validity_end - t0), Secs(h.released - t0),
         h.grants, h.extended ? ", extended" : "");
     if (h.released > h.validity_end) {
-      add("<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%.0f\" fill=\"#c8c8c8\">"
-          "<title>worker %d held on past its validity until %.3f s</title></rect>\n",
-          X(h.validity_end), y, std::max(X(h.released) - X(h.validity_end), 0.5), lane - 6,
-          h.worker, Secs(h.released - t0));
+      Appendf(s,
+              "<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%.0f\" fill=\"#c8c8c8\">"
+              "<title>worker %d held on past its validity until %.3f s</title></rect>\n",
+              X(h.validity_end), y, std::max(X(h.released) - X(h.validity_end), 0.5), lane - 6,
+              h.worker, Secs(h.released - t0));
     }
   }
   // Node events.
@@ -946,40 +983,45 @@ void WriteTimeline(const std::string& path, const Options& o, Clock::time_point 
         break;
     }
     if (color) {
-      add("<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%.0f\" fill=\"%s\">"
-          "<title>node %d: %s, %.3f s to %.3f s</title></rect>\n",
-          X(e.start), y, std::max(X(e.end) - X(e.start), 1.0), lane - 6, color, e.node,
-          e.note.c_str(), Secs(e.start - t0), Secs(e.end - t0));
+      Appendf(s,
+              "<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%.0f\" fill=\"%s\">"
+              "<title>node %d: %s, %.3f s to %.3f s</title></rect>\n",
+              X(e.start), y, std::max(X(e.end) - X(e.start), 1.0), lane - 6, color, e.node,
+              e.note.c_str(), Secs(e.start - t0), Secs(e.end - t0));
     } else {
-      add("<text x=\"%.2f\" y=\"%.0f\" fill=\"#b00\" font-weight=\"bold\" font-size=\"13\" "
-          "text-anchor=\"end\">%s<title>node %d: %s at %.3f s</title></text>\n",
-          X(e.start) - 1, y + 12, mark, e.node, e.note.c_str(), Secs(e.start - t0));
+      Appendf(s,
+              "<text x=\"%.2f\" y=\"%.0f\" fill=\"#b00\" font-weight=\"bold\" font-size=\"13\" "
+              "text-anchor=\"end\">%s<title>node %d: %s at %.3f s</title></text>\n",
+              X(e.start) - 1, y + 12, mark, e.node, e.note.c_str(), Secs(e.start - t0));
     }
   }
   for (const FaultRecord& f : faults) {
     if (f.kind != FaultKind::kAmnesia) continue;
-    add("<line x1=\"%.2f\" y1=\"%.0f\" x2=\"%.2f\" y2=\"%.0f\" stroke=\"#e53935\" "
-        "stroke-dasharray=\"4,3\"><title>power loss of nodes %s right after a grant, at %.3f "
-        "s</title></line>\n",
-        X(f.at), top, X(f.at), axis_y, NodeList(f.nodes).c_str(), Secs(f.at - t0));
+    Appendf(s,
+            "<line x1=\"%.2f\" y1=\"%.0f\" x2=\"%.2f\" y2=\"%.0f\" stroke=\"#e53935\" "
+            "stroke-dasharray=\"4,3\"><title>power loss of nodes %s right after a grant, at %.3f "
+            "s</title></line>\n",
+            X(f.at), top, X(f.at), axis_y, NodeList(f.nodes).c_str(), Secs(f.at - t0));
   }
   // Violations: red over both holds, and a band across the picture.
   int k = 0;
   for (const Violation& v : violations) {
     ++k;
-    add("<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%.0f\" fill=\"#e53935\" "
-        "opacity=\"0.12\"/>\n",
-        X(v.from), top, std::max(X(v.to) - X(v.from), 1.0), lanes * lane);
+    Appendf(s,
+            "<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%.0f\" fill=\"#e53935\" "
+            "opacity=\"0.12\"/>\n",
+            X(v.from), top, std::max(X(v.to) - X(v.from), 1.0), lanes * lane);
     for (const Hold* h : {v.a, v.b}) {
-      add("<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%.0f\" fill=\"#e53935\">"
-          "<title>violation %d: workers %d and %d both held the lock from %.3f s to %.3f "
-          "s</title></rect>\n",
-          X(v.from), worker_y(h->worker) + 3, std::max(X(v.to) - X(v.from), 1.0), lane - 6, k,
-          v.a->worker, v.b->worker, Secs(v.from - t0), Secs(v.to - t0));
+      Appendf(s,
+              "<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%.0f\" fill=\"#e53935\">"
+              "<title>violation %d: workers %d and %d both held the lock from %.3f s to %.3f "
+              "s</title></rect>\n",
+              X(v.from), worker_y(h->worker) + 3, std::max(X(v.to) - X(v.from), 1.0), lane - 6, k,
+              v.a->worker, v.b->worker, Secs(v.from - t0), Secs(v.to - t0));
     }
     // Labels on three staggered rows, so that close violations stay legible.
-    add("<text x=\"%.2f\" y=\"%.0f\" fill=\"#e53935\" font-weight=\"bold\">V%d</text>\n", X(v.from),
-        top - 2 - 9 * ((k - 1) % 3), k);
+    Appendf(s, "<text x=\"%.2f\" y=\"%.0f\" fill=\"#e53935\" font-weight=\"bold\">V%d</text>\n",
+            X(v.from), top - 2 - 9 * ((k - 1) % 3), k);
   }
   s += "</svg>\n";
   std::ofstream f(path, std::ios::trunc | std::ios::binary);
@@ -1029,12 +1071,8 @@ int RunChaos(const Options& o, const std::vector<Fault>& schedule) {
   std::vector<std::thread> workers;
   for (int w = 0; w < o.workers; ++w) workers.emplace_back(Worker, std::ref(sh), w);
 
-  auto log = [&](const char* fmt, auto... args) {
-    if (!o.verbose) return;
-    std::printf("[%8.3f s] ", Secs(Clock::now() - t0));
-    std::printf(fmt, args...);
-    std::printf("\n");
-    std::fflush(stdout);
+  auto log = [&](const std::string& line) {
+    if (o.verbose) std::printf("[%8.3f s] %s\n", Secs(Clock::now() - t0), line.c_str());
   };
 
   std::vector<FaultRecord> done;
@@ -1049,23 +1087,23 @@ int RunChaos(const Options& o, const std::vector<Fault>& schedule) {
       FaultRecord rec{f.kind, f.nodes, Clock::now()};
       switch (f.kind) {
         case FaultKind::kCrash:
-          log("kill -9 node %d, down %lld ms", f.nodes[0],
-              static_cast<long long>(f.length.count()));
+          log(Format("kill -9 node %d, down %lld ms", f.nodes[0],
+                     static_cast<long long>(f.length.count())));
           cluster.Crash(f.nodes[0]);
           std::this_thread::sleep_for(f.length);
           cluster.Restart(f.nodes);
           break;
         case FaultKind::kPause:
-          log("SIGSTOP nodes %s for %lld ms", NodeList(f.nodes).c_str(),
-              static_cast<long long>(f.length.count()));
+          log(Format("SIGSTOP nodes %s for %lld ms", NodeList(f.nodes).c_str(),
+                     static_cast<long long>(f.length.count())));
           cluster.Pause(f.nodes);
           SleepUntil(Clock::now() + f.length);
           cluster.Resume(f.nodes);
           break;
         case FaultKind::kPowerLoss:
         case FaultKind::kTornWrite:
-          log("%s on node %d, down %lld ms", FaultName(f.kind), f.nodes[0],
-              static_cast<long long>(f.length.count()));
+          log(Format("%s on node %d, down %lld ms", FaultName(f.kind), f.nodes[0],
+                     static_cast<long long>(f.length.count())));
           cluster.PowerLoss(
               f.nodes,
               f.kind == FaultKind::kTornWrite ? NodeEvent::kMarkTorn : NodeEvent::kMarkPowerLoss,
@@ -1080,8 +1118,8 @@ int RunChaos(const Options& o, const std::vector<Fault>& schedule) {
           uint64_t seen = sh.grants.count();
           bool granted = sh.grants.WaitPast(seen, Clock::now() + 3 * o.ttl);
           rec.at = Clock::now();
-          log("power loss of nodes %s %s", NodeList(f.nodes).c_str(),
-              granted ? "right after a grant" : "(no grant came)");
+          log(Format("power loss of nodes %s %s", NodeList(f.nodes).c_str(),
+                     granted ? "right after a grant" : "(no grant came)"));
           cluster.PowerLoss(f.nodes, NodeEvent::kMarkPowerLoss, "majority power loss");
           cluster.Restart(f.nodes);
           break;

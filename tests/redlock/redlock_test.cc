@@ -31,7 +31,7 @@ namespace latch {
 namespace {
 
 using namespace std::chrono_literals;
-using Clock = std::chrono::steady_clock;
+using Clock = latch::LockClock;
 
 std::string ServerPath() {
   if (const char* b = std::getenv("LATCH_BUILD_DIR")) return std::string(b) + "/latch-server";

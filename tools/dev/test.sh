@@ -41,3 +41,4 @@ fi
 
 echo "== 3/3: fuzzing, ${LATCH_FUZZ_SECONDS:-60} s per target"
 (cd build-asan && ctest --output-on-failure -j"$jobs" -L fuzz)
+grep -h -e "Testing: fuzz\." -e "^Done [0-9]* runs" build-asan/Testing/Temporary/LastTest.log || true

@@ -23,8 +23,13 @@
 // A Watchdog (as in Redisson) renews a held lock every ttl/3 from a thread and
 // reports, through a callback, the moment the lock can no longer be trusted.
 //
-// All timing uses std::chrono::steady_clock.
+// All timing uses CLOCK_BOOTTIME (LockClock below): monotonic like
+// steady_clock, but it keeps counting while the machine is suspended, as the
+// server's lease clock does. A client that sleeps through part of its lease
+// must see its validity shrink by that much.
 #pragma once
+
+#include <time.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -42,7 +47,19 @@
 
 namespace latch {
 
-using LockClock = std::chrono::steady_clock;
+struct BootClock {
+  using duration = std::chrono::nanoseconds;
+  using rep = duration::rep;
+  using period = duration::period;
+  using time_point = std::chrono::time_point<BootClock>;
+  static constexpr bool is_steady = true;
+  static time_point now() noexcept {
+    timespec ts;
+    clock_gettime(CLOCK_BOOTTIME, &ts);
+    return time_point(duration(static_cast<rep>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec));
+  }
+};
+using LockClock = BootClock;
 using Millis = std::chrono::milliseconds;
 
 // How one node answered one lock command, reduced to what RedLock needs.
