@@ -7,8 +7,8 @@
 //   flags bit 0: aof-load-truncated yes (else no)
 //
 // Each run reads the bytes with AofReader (records, then the first incomplete
-// or corrupt one), then writes them to a temporary file and loads it with
-// AofLoader into a Keyspace, and checks that:
+// or corrupt one; MULTI ... EXEC applied as a whole), then writes them to a
+// temporary file and loads it with AofLoader into a Keyspace, and checks that:
 //  - the loader stops exactly where the reader does: the same number of
 //    records, the corruption reported at the reader's offset, an incomplete
 //    tail cut off at that offset (and the file truncated there) or refused
@@ -29,6 +29,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "protocol/text.h"
 #include "server/aof_format.h"
@@ -126,9 +127,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // A fixed instant: a realistic boot-time clock and wall clock.
   const latch::TimeSnapshot now{5'000'000, 1'700'000'000'000};
 
-  // 1. The reader alone, over the bytes in memory.
+  // 1. The reader alone, over the bytes in memory, with the transaction
+  // rules on top: the records between MULTI and EXEC apply together at the
+  // EXEC; a log that ends inside a transaction ends before its MULTI; a
+  // MULTI inside a transaction or an EXEC outside one is corruption.
   latch::AofReader reader;
   Model model;
+  std::vector<std::vector<std::string>> transaction;
+  bool in_transaction = false;
+  size_t transaction_start = 0;
+  bool bad_transaction = false;
   uint64_t records = 0;
   size_t offset = 0;
   latch::AofReader::Status last = latch::AofReader::Status::kNeedMore;
@@ -138,12 +146,33 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Check(reader.consumed() > 0 && reader.consumed() <= log.size() - offset,
           "record length out of range");
     Check(latch::ValidateAofRecord(reader.args()).empty(), "an invalid record was accepted");
-    ApplyToModel(model, reader.args(), now);
+    std::span<const std::string_view> args = reader.args();
+    bool multi = latch::EqualsIgnoreCase(args[0], "MULTI");
+    if (multi || latch::EqualsIgnoreCase(args[0], "EXEC")) {
+      if (multi == in_transaction) {
+        bad_transaction = true;
+        break;
+      }
+      if (multi) transaction_start = offset;
+      for (const auto& record : transaction) {
+        std::vector<std::string_view> views(record.begin(), record.end());
+        ApplyToModel(model, views, now);
+      }
+      transaction.clear();
+      in_transaction = multi;
+    } else if (in_transaction) {
+      transaction.emplace_back(args.begin(), args.end());
+    } else {
+      ApplyToModel(model, args, now);
+    }
     ++records;
     offset += reader.consumed();
   }
-  const bool corrupt = last == latch::AofReader::Status::kCorrupt;
-  const bool tail = !corrupt && offset < log.size();
+  const bool corrupt = bad_transaction || last == latch::AofReader::Status::kCorrupt;
+  const bool tail = !corrupt && (offset < log.size() || in_transaction);
+  // Where the log stops being loadable: the bad or incomplete record, or the
+  // MULTI of an unfinished transaction.
+  if (!corrupt && in_transaction) offset = transaction_start;
 
   // 2. The loader, over the same bytes in a file.
   const std::string path = TempPath();

@@ -105,6 +105,11 @@ sessions.append(
     + encode("CONFIG", "SET", "proto-max-bulk-len", "1mb") + encode("CONFIG", "GET", "*")
     + encode("CONFIG", "RESETSTAT") + encode("INFO", "all"))
 sessions.append(
+    encode("WATCH", "lock") + encode("MULTI") + encode("SET", "lock", "t", "NX", "PX", "100")
+    + encode("GET", "lock") + encode("EXEC") + encode("MULTI") + encode("SET", "x", "1")
+    + encode("NOSUCH") + encode("EXEC") + encode("MULTI") + encode("DISCARD") + encode("UNWATCH")
+    + encode("MULTI") + encode("MULTI") + encode("WATCH", "k") + encode("EXEC"))
+sessions.append(
     encode("CLIENT", "KILL", "127.0.0.1:1") + encode("CLIENT", "KILL", "ID", "1", "SKIPME", "no")
     + encode("CLIENT", "NO-EVICT", "on") + encode("CLIENT", "SETINFO", "LIB-NAME", "x")
     + encode("COMMAND", "DOCS", "set") + encode("COMMAND", "LIST") + encode("SHUTDOWN", "NOSAVE")
@@ -134,8 +139,11 @@ records = [
     encode("FLUSHALL"),
 ]
 log = b"".join(records)
+# Transactions: applied at their EXEC; an unfinished one is cut off.
+tx = encode("MULTI") + encode("SET", "t", "1") + encode("DEL", "lock") + encode("EXEC")
 logs = [log, log[:-7], log + b"*2\r\n$3\r\nDEL\r\n$1", log.replace(b"PXAT", b"PXAX", 1),
-        encode("SET", "k") + log, b"SET k v\r\n", encode("SELECT", "1"), b"*1\r\n$3\r\nDEL\n\n"]
+        encode("SET", "k") + log, b"SET k v\r\n", encode("SELECT", "1"), b"*1\r\n$3\r\nDEL\n\n",
+        log + tx, log + tx[:-14], tx + encode("EXEC"), encode("MULTI") + tx]
 aof = [b"\x01" + l for l in logs] + [b"\x00" + log[:-3]]
 
 # Lines for the splitter: quoting and escapes.
