@@ -119,15 +119,27 @@ class Reader {
 
 void Render(const Reply& r, std::string& out) {
   switch (r.type) {
-    case Reply::Type::kSimple: out += r.str; break;
-    case Reply::Type::kError: out += "(error) " + r.str; break;
-    case Reply::Type::kInteger: out += "(integer) " + std::to_string(r.integer); break;
-    case Reply::Type::kBoolean: out += r.integer ? "(true)" : "(false)"; break;
-    case Reply::Type::kNull: out += "(nil)"; break;
+    case Reply::Type::kSimple:
+      out += r.str;
+      break;
+    case Reply::Type::kError:
+      out += "(error) " + r.str;
+      break;
+    case Reply::Type::kInteger:
+      out += "(integer) " + std::to_string(r.integer);
+      break;
+    case Reply::Type::kBoolean:
+      out += r.integer ? "(true)" : "(false)";
+      break;
+    case Reply::Type::kNull:
+      out += "(nil)";
+      break;
     case Reply::Type::kDouble:
     case Reply::Type::kBigNumber:
     case Reply::Type::kBulk:
-    case Reply::Type::kVerbatim: out += "\"" + r.str + "\""; break;
+    case Reply::Type::kVerbatim:
+      out += "\"" + r.str + "\"";
+      break;
     default:
       out += "[";
       for (size_t i = 0; i < r.elements.size(); ++i) {

@@ -13,11 +13,24 @@
 namespace latch::resp {
 
 struct Reply {
-  enum class Type { kSimple, kError, kInteger, kBulk, kNull, kArray, kMap, kSet, kPush,
-                    kDouble, kBoolean, kVerbatim, kBigNumber };
+  enum class Type {
+    kSimple,
+    kError,
+    kInteger,
+    kBulk,
+    kNull,
+    kArray,
+    kMap,
+    kSet,
+    kPush,
+    kDouble,
+    kBoolean,
+    kVerbatim,
+    kBigNumber
+  };
   Type type = Type::kNull;
-  std::string str;         // simple, error, bulk, verbatim, double and big number text
-  int64_t integer = 0;     // integer; boolean as 0/1
+  std::string str;              // simple, error, bulk, verbatim, double and big number text
+  int64_t integer = 0;          // integer; boolean as 0/1
   std::vector<Reply> elements;  // array, set, push; a map as key, value, key, value…
 
   bool is_error() const { return type == Type::kError; }

@@ -30,7 +30,9 @@ void ReplyWriter::Error(std::string_view text) {
   out_->append("\r\n");
 }
 
-void ReplyWriter::Int(int64_t v) { Header(':', v); }
+void ReplyWriter::Int(int64_t v) {
+  Header(':', v);
+}
 
 void ReplyWriter::Bulk(std::string_view s) {
   Header('$', static_cast<int64_t>(s.size()));
@@ -38,11 +40,17 @@ void ReplyWriter::Bulk(std::string_view s) {
   out_->append("\r\n");
 }
 
-void ReplyWriter::Null() { out_->append(resp3_ ? "_\r\n" : "$-1\r\n"); }
+void ReplyWriter::Null() {
+  out_->append(resp3_ ? "_\r\n" : "$-1\r\n");
+}
 
-void ReplyWriter::NullArray() { out_->append(resp3_ ? "_\r\n" : "*-1\r\n"); }
+void ReplyWriter::NullArray() {
+  out_->append(resp3_ ? "_\r\n" : "*-1\r\n");
+}
 
-void ReplyWriter::Array(size_t n) { Header('*', static_cast<int64_t>(n)); }
+void ReplyWriter::Array(size_t n) {
+  Header('*', static_cast<int64_t>(n));
+}
 
 void ReplyWriter::Map(size_t pairs) {
   if (resp3_) {
@@ -52,9 +60,13 @@ void ReplyWriter::Map(size_t pairs) {
   }
 }
 
-void ReplyWriter::Set(size_t n) { Header(resp3_ ? '~' : '*', static_cast<int64_t>(n)); }
+void ReplyWriter::Set(size_t n) {
+  Header(resp3_ ? '~' : '*', static_cast<int64_t>(n));
+}
 
-void ReplyWriter::Push(size_t n) { Header(resp3_ ? '>' : '*', static_cast<int64_t>(n)); }
+void ReplyWriter::Push(size_t n) {
+  Header(resp3_ ? '>' : '*', static_cast<int64_t>(n));
+}
 
 void ReplyWriter::Double(double v) {
   char buf[64];

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
-#include <optional>
 #include <limits>
+#include <optional>
 
 #include "protocol/text.h"
 
@@ -92,8 +92,7 @@ RequestParser::Result RequestParser::Parse(std::string_view in, const ParseLimit
 
 RequestParser::Result RequestParser::ParseInline(std::string_view in) {
   // pos_ is how far we have already searched for the newline.
-  const char* nl =
-      static_cast<const char*>(std::memchr(in.data() + pos_, '\n', in.size() - pos_));
+  const char* nl = static_cast<const char*>(std::memchr(in.data() + pos_, '\n', in.size() - pos_));
   if (nl == nullptr) {
     pos_ = in.size();
     if (in.size() > kMaxInlineSize) return Fail("ERR Protocol error: too big inline request");

@@ -51,14 +51,18 @@ std::optional<double> ParseDouble(std::string_view s) {
 
 namespace {
 
-bool IsHexDigit(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
+bool IsHexDigit(char c) {
+  return std::isxdigit(static_cast<unsigned char>(c)) != 0;
+}
 
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   return (AsciiLower(c) - 'a') + 10;
 }
 
-bool IsBlank(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
+bool IsBlank(char c) {
+  return std::isspace(static_cast<unsigned char>(c)) != 0;
+}
 
 }  // namespace
 
@@ -86,12 +90,24 @@ std::optional<std::vector<std::string>> SplitArgs(std::string_view line) {
         } else if (c == '\\' && at(p + 1) != '\0') {
           ++p;
           switch (at(p)) {
-            case 'n': current.push_back('\n'); break;
-            case 'r': current.push_back('\r'); break;
-            case 't': current.push_back('\t'); break;
-            case 'b': current.push_back('\b'); break;
-            case 'a': current.push_back('\a'); break;
-            default: current.push_back(at(p)); break;
+            case 'n':
+              current.push_back('\n');
+              break;
+            case 'r':
+              current.push_back('\r');
+              break;
+            case 't':
+              current.push_back('\t');
+              break;
+            case 'b':
+              current.push_back('\b');
+              break;
+            case 'a':
+              current.push_back('\a');
+              break;
+            default:
+              current.push_back(at(p));
+              break;
           }
         } else if (c == '"') {
           // A closing quote must be followed by a blank or nothing at all.
@@ -120,10 +136,18 @@ std::optional<std::vector<std::string>> SplitArgs(std::string_view line) {
           case '\n':
           case '\r':
           case '\t':
-          case '\0': done = true; break;
-          case '"': in_double = true; break;
-          case '\'': in_single = true; break;
-          default: current.push_back(c); break;
+          case '\0':
+            done = true;
+            break;
+          case '"':
+            in_double = true;
+            break;
+          case '\'':
+            in_single = true;
+            break;
+          default:
+            current.push_back(c);
+            break;
         }
       }
       if (at(p) != '\0') ++p;
@@ -154,13 +178,11 @@ void SanitizeErrorText(std::string& text) {
 
 namespace {
 
-bool GlobMatchImpl(const char* p, size_t plen, const char* s, size_t slen, bool nocase,
-                   int depth, bool* skip_longer) {
+bool GlobMatchImpl(const char* p, size_t plen, const char* s, size_t slen, bool nocase, int depth,
+                   bool* skip_longer) {
   // Bound the recursion on patterns like "*****...": Redis does the same.
   if (depth > 1000) return false;
-  auto lower = [&](char c) {
-    return nocase ? AsciiLower(c) : c;
-  };
+  auto lower = [&](char c) { return nocase ? AsciiLower(c) : c; };
   while (plen > 0 && slen > 0) {
     switch (p[0]) {
       case '*':

@@ -31,7 +31,9 @@ std::optional<double> ParseDouble(std::string_view s);
 std::optional<std::vector<std::string>> SplitArgs(std::string_view line);
 
 // ASCII lower case, without the locale lookups of std::tolower.
-inline char AsciiLower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
+inline char AsciiLower(char c) {
+  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c;
+}
 
 // ASCII case-insensitive equality (command names and option words).
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
@@ -49,7 +51,9 @@ bool GlobMatch(std::string_view pattern, std::string_view str, bool nocase = fal
 
 // The part of `s` before its first NUL byte: what Redis's "%s" formatting
 // echoes of a client's argument in an error text.
-inline std::string_view UpToNul(std::string_view s) { return s.substr(0, s.find('\0')); }
+inline std::string_view UpToNul(std::string_view s) {
+  return s.substr(0, s.find('\0'));
+}
 
 // Appends the decimal form of v to out.
 void AppendInt(std::string& out, int64_t v);

@@ -86,9 +86,10 @@ void Aof::SetWriteError(int err, const char* what) {
                  .count();
   // One line per burst of failures, not one per loop iteration.
   if (first || now - last_error_log_ms_ > 30'000) {
-    log::Warning("Error {} the append-only file '{}': {}. Write commands are refused (MISCONF) "
-                 "until the log can be written again.",
-                 what, path(), std::strerror(err));
+    log::Warning(
+        "Error {} the append-only file '{}': {}. Write commands are refused (MISCONF) "
+        "until the log can be written again.",
+        what, path(), std::strerror(err));
     last_error_log_ms_ = now;
   }
 }
@@ -132,10 +133,9 @@ bool Aof::FsyncNow() {
   auto start = std::chrono::steady_clock::now();
   int rc = ::fdatasync(fd_.get());
   int err = errno;
-  sync_fsync_micros_ += static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
-                                                            start)
-          .count());
+  sync_fsync_micros_ += static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                                  std::chrono::steady_clock::now() - start)
+                                                  .count());
   ++sync_fsyncs_;
   if (rc != 0) {
     SetWriteError(err, "syncing");
@@ -149,9 +149,10 @@ bool Aof::FsyncNow() {
 void Aof::SimulatePowerLoss() {
   bio_.Drain();
   uint64_t keep = synced_size_.load();
-  log::Warning("DEBUG POWERLOSS: cutting the log from {} to its {} fsynced bytes and exiting "
-               "without a clean shutdown.",
-               current_size_ + batch_.size(), keep);
+  log::Warning(
+      "DEBUG POWERLOSS: cutting the log from {} to its {} fsynced bytes and exiting "
+      "without a clean shutdown.",
+      current_size_ + batch_.size(), keep);
   if (::ftruncate(fd_.get(), static_cast<off_t>(keep)) != 0 || ::fsync(fd_.get()) != 0) {
     log::Warning("DEBUG POWERLOSS: cutting the log failed: {}", std::strerror(errno));
   }
@@ -280,8 +281,7 @@ bool Aof::WriteSnapshot(const Keyspace& db, TimeSnapshot now, const std::string&
   db.ForEach([&](const Keyspace::Entry& e) {
     if (!ok) return;
     if (e.has_deadline() && now.mono > e.deadline) return;  // expired: leave it out
-    AppendSetRecord(buf, e.key(), e.value(),
-                    e.has_deadline() ? now.WallFromMono(e.deadline) : 0);
+    AppendSetRecord(buf, e.key(), e.value(), e.has_deadline() ? now.WallFromMono(e.deadline) : 0);
     if (buf.size() >= (1 << 20)) drain();
   });
   drain();
@@ -295,8 +295,7 @@ void Aof::FinishRewrite(bool child_ok, int64_t now_ms) {
     rewrite_buf_.clear();
     rewrite_buf_.shrink_to_fit();
     last_rewrite_ok_ = false;
-    log::Warning("Background AOF rewrite failed: {}. The old log is still in use, untouched.",
-                 why);
+    log::Warning("Background AOF rewrite failed: {}. The old log is still in use, untouched.", why);
   };
   if (!child_ok) return fail("the rewriting child did not complete (see above)");
 

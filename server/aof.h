@@ -137,7 +137,7 @@ class Aof {
 
   // everysec
   int64_t last_fsync_ms_ = 0;
-  bool unsynced_ = false;          // data written since the last fsync
+  bool unsynced_ = false;           // data written since the last fsync
   int64_t postponed_since_ms_ = 0;  // write postponed behind a running fsync
   uint64_t delayed_fsync_ = 0;
 
@@ -148,8 +148,8 @@ class Aof {
   // Rewrite
   pid_t rewrite_pid_ = -1;
   std::string rewrite_tmp_;
-  std::string rewrite_buf_;   // effects since the fork
-  size_t rewrite_mark_ = 0;   // bytes of batch_ already copied to rewrite_buf_
+  std::string rewrite_buf_;  // effects since the fork
+  size_t rewrite_mark_ = 0;  // bytes of batch_ already copied to rewrite_buf_
   int64_t rewrite_start_ms_ = 0;
   int64_t last_rewrite_time_sec_ = -1;
   bool last_rewrite_ok_ = true;

@@ -23,7 +23,8 @@ std::string ValidateAofRecord(std::span<const std::string_view> args) {
     if (!ParseInt64(args[2])) return "PEXPIREAT with a time that is not an integer";
     return {};
   }
-  if (is("PERSIST")) return args.size() == 2 ? std::string() : "PERSIST with a wrong number of arguments";
+  if (is("PERSIST"))
+    return args.size() == 2 ? std::string() : "PERSIST with a wrong number of arguments";
   if (is("FLUSHALL") || is("FLUSHDB")) return {};
   if (is("MULTI") || is("EXEC")) {
     return args.size() == 1 ? std::string() : "MULTI/EXEC record with arguments";
@@ -40,13 +41,15 @@ AofReader::Status AofReader::Next(std::string_view in) {
   limits.strict = true;
   limits.max_bulk_len = INT32_MAX;
   switch (parser_.Parse(in, limits)) {
-    case resp::RequestParser::Result::kNeedMore: return Status::kNeedMore;
+    case resp::RequestParser::Result::kNeedMore:
+      return Status::kNeedMore;
     case resp::RequestParser::Result::kError:
       // Drop the "ERR Protocol error: " prefix meant for clients.
       error_ = parser_.error();
       if (error_.rfind("ERR Protocol error: ", 0) == 0) error_ = error_.substr(20);
       return Status::kCorrupt;
-    case resp::RequestParser::Result::kRequest: break;
+    case resp::RequestParser::Result::kRequest:
+      break;
   }
   if (parser_.args().empty()) {
     error_ = "empty array";

@@ -69,8 +69,8 @@ AofLoader::State AofLoader::Step(TimeSnapshot now, int64_t budget_us) {
   if (!fd_) return State::kDone;
   auto start = std::chrono::steady_clock::now();
   auto elapsed_us = [&] {
-    return std::chrono::duration_cast<std::chrono::microseconds>(
-               std::chrono::steady_clock::now() - start)
+    return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
+                                                                 start)
         .count();
   };
   while (elapsed_us() < budget_us) {
@@ -84,9 +84,9 @@ AofLoader::State AofLoader::Step(TimeSnapshot now, int64_t budget_us) {
         error_ = "Bad file format reading the append only file '" + path + "' at offset " +
                  std::to_string(offset_) + ": " + reader_.error() +
                  ". latch did not start and did not change the file. Keep a copy of it, then "
-                 "repair it with: latch-check-aof --fix " + path +
-                 " (it cuts the log at the last valid record, offset " + std::to_string(offset_) +
-                 ", and keeps a backup).";
+                 "repair it with: latch-check-aof --fix " +
+                 path + " (it cuts the log at the last valid record, offset " +
+                 std::to_string(offset_) + ", and keeps a backup).";
         return State::kFailed;
       }
       std::span<const std::string_view> args = reader_.args();
@@ -97,7 +97,8 @@ AofLoader::State AofLoader::Step(TimeSnapshot now, int64_t budget_us) {
                    "' at offset " + std::to_string(offset_) + ": " +
                    (multi ? "MULTI inside a transaction" : "EXEC without MULTI") +
                    ". latch did not start and did not change the file. Repair it with: "
-                   "latch-check-aof --fix " + config_.appendfilename;
+                   "latch-check-aof --fix " +
+                   config_.appendfilename;
           return State::kFailed;
         }
         if (multi) {

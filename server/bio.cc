@@ -76,10 +76,9 @@ void BackgroundIo::Loop() {
       } else if (job.synced != nullptr) {
         job.synced->store(job.synced_size);
       }
-      fsync_micros_ += static_cast<uint64_t>(
-          std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
-                                                                start)
-              .count());
+      fsync_micros_ += static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                                 std::chrono::steady_clock::now() - start)
+                                                 .count());
       ++completed_fsyncs_;
       --pending_fsyncs_;
     }

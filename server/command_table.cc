@@ -100,8 +100,8 @@ constexpr uint32_t kAdminFlags = kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdSt
 std::vector<CommandSpec> BuildTable() {
   using namespace commands;
   const std::vector<ArgDoc> expire_condition = {
-      Optional(OneOf("condition", {Token("nx", "NX"), Token("xx", "XX"), Token("gt", "GT"),
-                                   Token("lt", "LT")}),
+      Optional(OneOf("condition",
+                     {Token("nx", "NX"), Token("xx", "XX"), Token("gt", "GT"), Token("lt", "LT")}),
                "7.0.0")};
   auto expire_args = [&](ArgDoc when) {
     std::vector<ArgDoc> args = {KeyArg(), std::move(when)};
@@ -115,38 +115,36 @@ std::vector<CommandSpec> BuildTable() {
   std::vector<CommandSpec> t;
 
   // ---- strings: the lock primitives
+  t.push_back(
+      Keys(Cmd("set", -3, kWrite | kCmdDenyOom | kLease, Set, {"write", "string", "slow"},
+               {"Set the string value of a key", "1.0.0", "string", "O(1)"},
+               {KeyArg(), StrArg("value"),
+                Optional(OneOf("condition",
+                               {Token("nx", "NX"), Token("xx", "XX"), StrArg("ifeq-value", "IFEQ"),
+                                StrArg("ifne-value", "IFNE"), StrArg("ifdeq-digest", "IFDEQ"),
+                                StrArg("ifdne-digest", "IFDNE")}),
+                         "2.6.12"),
+                Optional(Token("get", "GET"), "6.2.0"),
+                Optional(OneOf("expiration", {IntArg("seconds", "EX"), IntArg("milliseconds", "PX"),
+                                              TimeArg("unix-time-seconds", "EXAT"),
+                                              TimeArg("unix-time-milliseconds", "PXAT"),
+                                              Token("keepttl", "KEEPTTL")}))}),
+           1, 1, 1, {"RW", "access", "update", "variable_flags"}));
   t.push_back(Keys(
-      Cmd("set", -3, kWrite | kCmdDenyOom | kLease, Set, {"write", "string", "slow"},
-          {"Set the string value of a key", "1.0.0", "string", "O(1)"},
-          {KeyArg(), StrArg("value"),
-           Optional(OneOf("condition",
-                          {Token("nx", "NX"), Token("xx", "XX"), StrArg("ifeq-value", "IFEQ"),
-                           StrArg("ifne-value", "IFNE"), StrArg("ifdeq-digest", "IFDEQ"),
-                           StrArg("ifdne-digest", "IFDNE")}),
-                    "2.6.12"),
-           Optional(Token("get", "GET"), "6.2.0"),
-           Optional(OneOf("expiration", {IntArg("seconds", "EX"), IntArg("milliseconds", "PX"),
-                                         TimeArg("unix-time-seconds", "EXAT"),
-                                         TimeArg("unix-time-milliseconds", "PXAT"),
-                                         Token("keepttl", "KEEPTTL")}))}),
-      1, 1, 1, {"RW", "access", "update", "variable_flags"}));
-  t.push_back(Keys(Cmd("setnx", 3, kWrite | kCmdDenyOom | kFast | kLease, SetNx,
-                       {"write", "string", "fast"},
-                       {"Set the value of a key, only if the key does not exist", "1.0.0",
-                        "string", "O(1)"},
-                       {KeyArg(), StrArg("value")}),
-                   1, 1, 1, {"OW", "insert"}));
-  t.push_back(Keys(Cmd("setex", 4, kWrite | kCmdDenyOom | kLease, SetEx,
-                       {"write", "string", "slow"},
-                       {"Set the value and expiration of a key", "2.0.0", "string", "O(1)"},
-                       {KeyArg(), IntArg("seconds"), StrArg("value")}),
-                   1, 1, 1, {"OW", "update"}));
-  t.push_back(Keys(Cmd("psetex", 4, kWrite | kCmdDenyOom | kLease, SetEx,
-                       {"write", "string", "slow"},
-                       {"Set the value and expiration in milliseconds of a key", "2.6.0",
-                        "string", "O(1)"},
-                       {KeyArg(), IntArg("milliseconds"), StrArg("value")}),
-                   1, 1, 1, {"OW", "update"}));
+      Cmd("setnx", 3, kWrite | kCmdDenyOom | kFast | kLease, SetNx, {"write", "string", "fast"},
+          {"Set the value of a key, only if the key does not exist", "1.0.0", "string", "O(1)"},
+          {KeyArg(), StrArg("value")}),
+      1, 1, 1, {"OW", "insert"}));
+  t.push_back(
+      Keys(Cmd("setex", 4, kWrite | kCmdDenyOom | kLease, SetEx, {"write", "string", "slow"},
+               {"Set the value and expiration of a key", "2.0.0", "string", "O(1)"},
+               {KeyArg(), IntArg("seconds"), StrArg("value")}),
+           1, 1, 1, {"OW", "update"}));
+  t.push_back(
+      Keys(Cmd("psetex", 4, kWrite | kCmdDenyOom | kLease, SetEx, {"write", "string", "slow"},
+               {"Set the value and expiration in milliseconds of a key", "2.6.0", "string", "O(1)"},
+               {KeyArg(), IntArg("milliseconds"), StrArg("value")}),
+           1, 1, 1, {"OW", "update"}));
   t.push_back(Keys(Cmd("get", 2, kRead | kFast, Get, {"read", "string", "fast"},
                        {"Get the value of a key", "1.0.0", "string", "O(1)"}, {KeyArg()}),
                    1, 1, 1, kRO_ACCESS));
@@ -166,8 +164,8 @@ std::vector<CommandSpec> BuildTable() {
                    1, 1, 1, kRW_DELETE));
   t.push_back(Keys(
       Cmd("delex", -2, kWrite | kFast, DelEx, {"write", "string", "fast"},
-          {"Conditionally removes the specified key based on value or digest comparison.",
-           "8.4.0", "string",
+          {"Conditionally removes the specified key based on value or digest comparison.", "8.4.0",
+           "string",
            "O(1) for IFEQ/IFNE, O(N) for IFDEQ/IFDNE where N is the length of the string "
            "value."},
           {KeyArg(),
@@ -189,51 +187,48 @@ std::vector<CommandSpec> BuildTable() {
     d.since = std::move(since);
     return d;
   };
-  t.push_back(Keys(Cmd("expire", -3, kWrite | kFast | kLease, Expire,
-                       {"keyspace", "write", "fast"},
-                       doc("Set a key's time to live in seconds", "1.0.0"),
-                       expire_args(IntArg("seconds"))),
-                   1, 1, 1, kRW_UPDATE));
-  t.push_back(Keys(Cmd("pexpire", -3, kWrite | kFast | kLease, PExpire,
-                       {"keyspace", "write", "fast"},
-                       doc("Set a key's time to live in milliseconds", "2.6.0"),
-                       expire_args(IntArg("milliseconds"))),
-                   1, 1, 1, kRW_UPDATE));
-  t.push_back(Keys(Cmd("expireat", -3, kWrite | kFast | kLease, ExpireAt,
-                       {"keyspace", "write", "fast"},
-                       doc("Set the expiration for a key as a UNIX timestamp", "1.2.0"),
-                       expire_args(TimeArg("unix-time-seconds"))),
-                   1, 1, 1, kRW_UPDATE));
-  t.push_back(Keys(Cmd("pexpireat", -3, kWrite | kFast | kLease, PExpireAt,
-                       {"keyspace", "write", "fast"},
-                       doc("Set the expiration for a key as a UNIX timestamp specified in "
-                           "milliseconds",
-                           "2.6.0"),
-                       expire_args(TimeArg("unix-time-milliseconds"))),
-                   1, 1, 1, kRW_UPDATE));
+  t.push_back(
+      Keys(Cmd("expire", -3, kWrite | kFast | kLease, Expire, {"keyspace", "write", "fast"},
+               doc("Set a key's time to live in seconds", "1.0.0"), expire_args(IntArg("seconds"))),
+           1, 1, 1, kRW_UPDATE));
+  t.push_back(
+      Keys(Cmd("pexpire", -3, kWrite | kFast | kLease, PExpire, {"keyspace", "write", "fast"},
+               doc("Set a key's time to live in milliseconds", "2.6.0"),
+               expire_args(IntArg("milliseconds"))),
+           1, 1, 1, kRW_UPDATE));
+  t.push_back(
+      Keys(Cmd("expireat", -3, kWrite | kFast | kLease, ExpireAt, {"keyspace", "write", "fast"},
+               doc("Set the expiration for a key as a UNIX timestamp", "1.2.0"),
+               expire_args(TimeArg("unix-time-seconds"))),
+           1, 1, 1, kRW_UPDATE));
+  t.push_back(
+      Keys(Cmd("pexpireat", -3, kWrite | kFast | kLease, PExpireAt, {"keyspace", "write", "fast"},
+               doc("Set the expiration for a key as a UNIX timestamp specified in "
+                   "milliseconds",
+                   "2.6.0"),
+               expire_args(TimeArg("unix-time-milliseconds"))),
+           1, 1, 1, kRW_UPDATE));
   t.push_back(Keys(Cmd("ttl", 2, kRead | kFast, Ttl, {"keyspace", "read", "fast"},
                        doc("Get the time to live for a key in seconds", "1.0.0"), {KeyArg()}),
                    1, 1, 1, kRO_ACCESS));
   t.push_back(Keys(Cmd("pttl", 2, kRead | kFast, PTtl, {"keyspace", "read", "fast"},
-                       doc("Get the time to live for a key in milliseconds", "2.6.0"),
-                       {KeyArg()}),
+                       doc("Get the time to live for a key in milliseconds", "2.6.0"), {KeyArg()}),
                    1, 1, 1, kRO_ACCESS));
   t.push_back(Keys(Cmd("expiretime", 2, kRead | kFast, ExpireTime, {"keyspace", "read", "fast"},
                        doc("Get the expiration Unix timestamp for a key", "7.0.0"), {KeyArg()}),
                    1, 1, 1, kRO_ACCESS));
-  t.push_back(Keys(Cmd("pexpiretime", 2, kRead | kFast, PExpireTime,
-                       {"keyspace", "read", "fast"},
-                       doc("Get the expiration Unix timestamp for a key in milliseconds", "7.0.0"),
-                       {KeyArg()}),
-                   1, 1, 1, kRO_ACCESS));
-  t.push_back(Keys(Cmd("persist", 2, kWrite | kFast | kLease, Persist,
-                       {"keyspace", "write", "fast"},
-                       doc("Remove the expiration from a key", "2.2.0"), {KeyArg()}),
-                   1, 1, 1, kRW_UPDATE));
+  t.push_back(Keys(
+      Cmd("pexpiretime", 2, kRead | kFast, PExpireTime, {"keyspace", "read", "fast"},
+          doc("Get the expiration Unix timestamp for a key in milliseconds", "7.0.0"), {KeyArg()}),
+      1, 1, 1, kRO_ACCESS));
+  t.push_back(
+      Keys(Cmd("persist", 2, kWrite | kFast | kLease, Persist, {"keyspace", "write", "fast"},
+               doc("Remove the expiration from a key", "2.2.0"), {KeyArg()}),
+           1, 1, 1, kRW_UPDATE));
 
   // ---- connection
-  const uint32_t kHandshake = kCmdNoScript | kCmdLoading | kCmdStale | kFast | kCmdNoAuth |
-                              kCmdSentinel | kCmdAllowBusy;
+  const uint32_t kHandshake =
+      kCmdNoScript | kCmdLoading | kCmdStale | kFast | kCmdNoAuth | kCmdSentinel | kCmdAllowBusy;
   auto conn = [](std::string summary, std::string since, std::string complexity = "O(1)") {
     return Doc{std::move(summary), std::move(since), "connection", std::move(complexity)};
   };
@@ -241,17 +236,17 @@ std::vector<CommandSpec> BuildTable() {
                   conn("Ping the server", "1.0.0"), {Optional(StrArg("message"))}));
   t.push_back(Cmd("echo", 2, kFast, Echo, {"fast", "connection"},
                   conn("Echo the given string", "1.0.0"), {StrArg("message")}));
-  t.push_back(Cmd("quit", -1, kCmdAllowBusy | kCmdNoScript | kCmdLoading | kCmdStale | kFast |
-                                  kCmdNoAuth | kCmdTransactionControl,
+  t.push_back(Cmd("quit", -1,
+                  kCmdAllowBusy | kCmdNoScript | kCmdLoading | kCmdStale | kFast | kCmdNoAuth |
+                      kCmdTransactionControl,
                   Quit, {"fast", "connection"}, conn("Close the connection", "1.0.0")));
   t.push_back(Cmd(
-      "hello", -1, kHandshake, Hello, {"fast", "connection"},
-      conn("Handshake with Redis", "6.0.0"),
-      {Optional(Block("arguments", {IntArg("protover"),
-                                    Optional(Block("username-password",
-                                                   {StrArg("username"), StrArg("password")},
-                                                   "AUTH")),
-                                    Optional(StrArg("clientname", "SETNAME"))}))}));
+      "hello", -1, kHandshake, Hello, {"fast", "connection"}, conn("Handshake with Redis", "6.0.0"),
+      {Optional(Block(
+          "arguments",
+          {IntArg("protover"),
+           Optional(Block("username-password", {StrArg("username"), StrArg("password")}, "AUTH")),
+           Optional(StrArg("clientname", "SETNAME"))}))}));
   t.push_back(Cmd("auth", -2, kHandshake, Auth, {"fast", "connection"},
                   conn("Authenticate to the server", "1.0.0",
                        "O(N) where N is the number of passwords defined for the user"),
@@ -272,24 +267,26 @@ std::vector<CommandSpec> BuildTable() {
            conn("Set the current connection name", "2.6.9"), {StrArg("connection-name")}),
        Cmd("getname", 2, kClientFlags, ClientGetName, {"slow", "connection"},
            conn("Get the current connection name", "2.6.9")),
-       Cmd("list", -2, kCmdAdmin | kClientFlags, ClientList, {"admin", "slow", "dangerous", "connection"},
+       Cmd("list", -2, kCmdAdmin | kClientFlags, ClientList,
+           {"admin", "slow", "dangerous", "connection"},
            conn("Get the list of client connections", "2.4.0",
                 "O(N) where N is the number of client connections"),
-           {Optional(Token("type", "TYPE")),
-            Optional(Multiple(IntArg("client-id", "ID")))}),
+           {Optional(Token("type", "TYPE")), Optional(Multiple(IntArg("client-id", "ID")))}),
        Cmd("info", 2, kClientFlags, ClientInfo, {"slow", "connection"},
            conn("Returns information about the current client connection.", "6.2.0")),
        Cmd("setinfo", 4, kClientFlags, ClientSetInfo, {"slow", "connection"},
            conn("Set client or connection specific info", "7.2.0"),
            {OneOf("attr", {StrArg("libname", "LIB-NAME"), StrArg("libver", "LIB-VER")})}),
-       Cmd("kill", -3, kCmdAdmin | kClientFlags, ClientKill, {"admin", "slow", "dangerous", "connection"},
+       Cmd("kill", -3, kCmdAdmin | kClientFlags, ClientKill,
+           {"admin", "slow", "dangerous", "connection"},
            conn("Kill the connection of a client", "2.4.0",
                 "O(N) where N is the number of client connections"),
-           {OneOf("filter", {StrArg("ip:port"), Multiple(StrArg("client-id", "ID")),
-                             Multiple(StrArg("ip:port", "ADDR")),
-                             Multiple(StrArg("ip:port", "LADDR")),
-                             Multiple(StrArg("yes/no", "SKIPME"))})}),
-       Cmd("no-evict", 3, kCmdAdmin | kClientFlags, ClientNoEvict, {"admin", "slow", "dangerous", "connection"},
+           {OneOf("filter",
+                  {StrArg("ip:port"), Multiple(StrArg("client-id", "ID")),
+                   Multiple(StrArg("ip:port", "ADDR")), Multiple(StrArg("ip:port", "LADDR")),
+                   Multiple(StrArg("yes/no", "SKIPME"))})}),
+       Cmd("no-evict", 3, kCmdAdmin | kClientFlags, ClientNoEvict,
+           {"admin", "slow", "dangerous", "connection"},
            conn("Set client eviction mode for the current connection", "7.0.0"),
            {OneOf("enabled", {Token("on", "ON"), Token("off", "OFF")})}),
        Cmd("help", 2, kCmdLoading | kCmdStale, ClientHelp, {"slow", "connection"},
@@ -316,45 +313,45 @@ std::vector<CommandSpec> BuildTable() {
   t.push_back(Cmd("info", -1, kCmdLoading | kCmdStale | kCmdSentinel, Info, {"slow", "dangerous"},
                   srv("Get information and statistics about the server", "1.0.0"),
                   {Optional(Multiple(StrArg("section")))}));
-  t.push_back(Container(
-      "config", {"slow"}, srv("A container for server configuration commands", "2.0.0"),
-      {Cmd("get", -3, kAdminFlags, ConfigGet, {"admin", "slow", "dangerous"},
-           srv("Get the values of configuration parameters", "2.0.0",
-               "O(N) when N is the number of configuration parameters provided"),
-           {Multiple(StrArg("parameter"))}),
-       Cmd("set", -4, kAdminFlags, ConfigSet, {"admin", "slow", "dangerous"},
-           srv("Set configuration parameters to the given values", "2.0.0",
-               "O(N) when N is the number of configuration parameters provided"),
-           {Multiple(Block("data", {StrArg("parameter"), StrArg("value")}))}),
-       Cmd("resetstat", 2, kAdminFlags, ConfigResetStat, {"admin", "slow", "dangerous"},
-           srv("Reset the stats returned by INFO", "2.0.0")),
-       Cmd("help", 2, kCmdLoading | kCmdStale, ConfigHelp, {"slow"},
-           srv("Show helpful text about the different subcommands", "5.0.0"))}));
-  CommandSpec command =
-      Container("command", {"slow", "connection"},
-                srv("Get array of Redis command details", "2.8.13",
-                    "O(N) where N is the total number of Redis commands"),
-                {Cmd("count", 2, kCmdLoading | kCmdStale, CommandCount, {"slow", "connection"},
-                     srv("Get total number of Redis commands", "2.8.13")),
-                 Cmd("info", -2, kCmdLoading | kCmdStale, CommandInfo, {"slow", "connection"},
-                     srv("Get array of specific Redis command details, or all when no argument "
-                         "is given.",
-                         "2.8.13", "O(N) where N is the number of commands to look up"),
-                     {Optional(Multiple(StrArg("command-name")))}),
-                 Cmd("docs", -2, kCmdLoading | kCmdStale, CommandDocs, {"slow", "connection"},
-                     srv("Get array of specific Redis command documentation", "7.0.0",
-                         "O(N) where N is the number of commands to look up"),
-                     {Optional(Multiple(StrArg("command-name")))}),
-                 Cmd("list", -2, kCmdLoading | kCmdStale, CommandList, {"slow", "connection"},
-                     srv("Get an array of Redis command names", "7.0.0",
-                         "O(N) where N is the total number of Redis commands"),
-                     {Optional(Block("filterby",
-                                     {OneOf("filter", {StrArg("module-name", "MODULE"),
-                                                       StrArg("category", "ACLCAT"),
-                                                       StrArg("pattern", "PATTERN")})},
-                                     "FILTERBY"))}),
-                 Cmd("help", 2, kCmdLoading | kCmdStale, CommandHelp, {"slow", "connection"},
-                     srv("Show helpful text about the different subcommands", "5.0.0"))});
+  t.push_back(
+      Container("config", {"slow"}, srv("A container for server configuration commands", "2.0.0"),
+                {Cmd("get", -3, kAdminFlags, ConfigGet, {"admin", "slow", "dangerous"},
+                     srv("Get the values of configuration parameters", "2.0.0",
+                         "O(N) when N is the number of configuration parameters provided"),
+                     {Multiple(StrArg("parameter"))}),
+                 Cmd("set", -4, kAdminFlags, ConfigSet, {"admin", "slow", "dangerous"},
+                     srv("Set configuration parameters to the given values", "2.0.0",
+                         "O(N) when N is the number of configuration parameters provided"),
+                     {Multiple(Block("data", {StrArg("parameter"), StrArg("value")}))}),
+                 Cmd("resetstat", 2, kAdminFlags, ConfigResetStat, {"admin", "slow", "dangerous"},
+                     srv("Reset the stats returned by INFO", "2.0.0")),
+                 Cmd("help", 2, kCmdLoading | kCmdStale, ConfigHelp, {"slow"},
+                     srv("Show helpful text about the different subcommands", "5.0.0"))}));
+  CommandSpec command = Container(
+      "command", {"slow", "connection"},
+      srv("Get array of Redis command details", "2.8.13",
+          "O(N) where N is the total number of Redis commands"),
+      {Cmd("count", 2, kCmdLoading | kCmdStale, CommandCount, {"slow", "connection"},
+           srv("Get total number of Redis commands", "2.8.13")),
+       Cmd("info", -2, kCmdLoading | kCmdStale, CommandInfo, {"slow", "connection"},
+           srv("Get array of specific Redis command details, or all when no argument "
+               "is given.",
+               "2.8.13", "O(N) where N is the number of commands to look up"),
+           {Optional(Multiple(StrArg("command-name")))}),
+       Cmd("docs", -2, kCmdLoading | kCmdStale, CommandDocs, {"slow", "connection"},
+           srv("Get array of specific Redis command documentation", "7.0.0",
+               "O(N) where N is the number of commands to look up"),
+           {Optional(Multiple(StrArg("command-name")))}),
+       Cmd("list", -2, kCmdLoading | kCmdStale, CommandList, {"slow", "connection"},
+           srv("Get an array of Redis command names", "7.0.0",
+               "O(N) where N is the total number of Redis commands"),
+           {Optional(Block(
+               "filterby",
+               {OneOf("filter", {StrArg("module-name", "MODULE"), StrArg("category", "ACLCAT"),
+                                 StrArg("pattern", "PATTERN")})},
+               "FILTERBY"))}),
+       Cmd("help", 2, kCmdLoading | kCmdStale, CommandHelp, {"slow", "connection"},
+           srv("Show helpful text about the different subcommands", "5.0.0"))});
   // COMMAND alone lists every command.
   command.arity = -1;
   command.flags = kCmdLoading | kCmdStale | kCmdSentinel;
@@ -367,16 +364,15 @@ std::vector<CommandSpec> BuildTable() {
                   {"admin", "slow", "dangerous"},
                   srv("Fault injection for tests (enable-debug-command)", "1.0.0"),
                   {StrArg("subcommand"), Optional(Multiple(StrArg("arg")))}));
-  t.push_back(Cmd("shutdown", -1,
-                  kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale | kCmdNoMulti |
-                      kCmdSentinel | kCmdAllowBusy,
-                  Shutdown, {"admin", "slow", "dangerous"},
-                  srv("Synchronously flush the log to disk and then shut down the server",
-                      "1.0.0", "O(N) when saving, where N is the total number of keys"),
-                  {Optional(OneOf("nosave-save", {Token("nosave", "NOSAVE"),
-                                                  Token("save", "SAVE")})),
-                   Optional(Token("now", "NOW"), "7.0.0"),
-                   Optional(Token("force", "FORCE"), "7.0.0")}));
+  t.push_back(
+      Cmd("shutdown", -1,
+          kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale | kCmdNoMulti | kCmdSentinel |
+              kCmdAllowBusy,
+          Shutdown, {"admin", "slow", "dangerous"},
+          srv("Synchronously flush the log to disk and then shut down the server", "1.0.0",
+              "O(N) when saving, where N is the total number of keys"),
+          {Optional(OneOf("nosave-save", {Token("nosave", "NOSAVE"), Token("save", "SAVE")})),
+           Optional(Token("now", "NOW"), "7.0.0"), Optional(Token("force", "FORCE"), "7.0.0")}));
 
   // ---- transactions
   auto tx = [](std::string summary, std::string since, std::string complexity = "O(1)") {
@@ -385,20 +381,19 @@ std::vector<CommandSpec> BuildTable() {
   const uint32_t kTxFlags = kCmdNoScript | kCmdLoading | kCmdStale | kFast | kCmdAllowBusy;
   t.push_back(Cmd("multi", 1, kTxFlags | kCmdTransactionControl, Multi, {"fast", "transaction"},
                   tx("Start a transaction block", "1.2.0")));
-  t.push_back(Cmd("exec", 1, kCmdNoScript | kCmdLoading | kCmdStale | kCmdTransactionControl,
-                  Exec, {"slow", "transaction"},
+  t.push_back(Cmd("exec", 1, kCmdNoScript | kCmdLoading | kCmdStale | kCmdTransactionControl, Exec,
+                  {"slow", "transaction"},
                   tx("Execute all commands issued after MULTI", "1.2.0",
                      "Depends on commands in the transaction")));
-  t.push_back(Cmd("discard", 1, kTxFlags | kCmdTransactionControl, Discard,
-                  {"fast", "transaction"},
+  t.push_back(Cmd("discard", 1, kTxFlags | kCmdTransactionControl, Discard, {"fast", "transaction"},
                   tx("Discard all commands issued after MULTI", "2.0.0",
                      "O(N), when N is the number of queued commands")));
-  t.push_back(Keys(Cmd("watch", -2, kTxFlags | kCmdTransactionControl, Watch,
-                       {"fast", "transaction"},
-                       tx("Monitor changes to keys to determine execution of a MULTI/EXEC block",
-                          "2.2.0", "O(1) for every key."),
-                       {KeyArg("key", true)}),
-                   1, -1, 1, {"RO"}));
+  t.push_back(
+      Keys(Cmd("watch", -2, kTxFlags | kCmdTransactionControl, Watch, {"fast", "transaction"},
+               tx("Monitor changes to keys to determine execution of a MULTI/EXEC block", "2.2.0",
+                  "O(1) for every key."),
+               {KeyArg("key", true)}),
+           1, -1, 1, {"RO"}));
   t.push_back(Cmd("unwatch", 1, kTxFlags, Unwatch, {"fast", "transaction"},
                   tx("Forget about all watched keys", "2.2.0")));
 
@@ -538,10 +533,10 @@ void CommandTable::WriteInfo(const CommandSpec& c, resp::ReplyWriter& w) {
   w.Bulk(c.fullname);
   w.Int(c.arity);
   static const std::pair<uint32_t, const char*> kFlagNames[] = {
-      {kCmdWrite, "write"},         {kCmdReadonly, "readonly"}, {kCmdDenyOom, "denyoom"},
-      {kCmdAdmin, "admin"},         {kCmdNoScript, "noscript"}, {kCmdLoading, "loading"},
-      {kCmdStale, "stale"},         {kCmdFast, "fast"},         {kCmdNoAuth, "no_auth"},
-      {kCmdSentinel, "sentinel"},   {kCmdNoMulti, "no_multi"},  {kCmdAllowBusy, "allow_busy"},
+      {kCmdWrite, "write"},       {kCmdReadonly, "readonly"}, {kCmdDenyOom, "denyoom"},
+      {kCmdAdmin, "admin"},       {kCmdNoScript, "noscript"}, {kCmdLoading, "loading"},
+      {kCmdStale, "stale"},       {kCmdFast, "fast"},         {kCmdNoAuth, "no_auth"},
+      {kCmdSentinel, "sentinel"}, {kCmdNoMulti, "no_multi"},  {kCmdAllowBusy, "allow_busy"},
   };
   size_t nflags = 0;
   for (const auto& [bit, name] : kFlagNames) nflags += c.has(bit);

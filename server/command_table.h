@@ -30,14 +30,14 @@ enum CommandFlag : uint32_t {
   kCmdReadonly = 1u << 1,
   kCmdAdmin = 1u << 2,
   kCmdFast = 1u << 3,
-  kCmdNoAuth = 1u << 4,     // allowed before AUTH (AUTH, HELLO, QUIT)
-  kCmdLoading = 1u << 5,    // allowed while the log is being loaded
-  kCmdStale = 1u << 6,      // (reported only)
-  kCmdNoScript = 1u << 7,   // (reported only)
-  kCmdDenyOom = 1u << 8,    // (reported only)
-  kCmdSentinel = 1u << 9,   // (reported only)
-  kCmdNoMulti = 1u << 10,   // (reported only)
-  kCmdAllowBusy = 1u << 11, // (reported only)
+  kCmdNoAuth = 1u << 4,      // allowed before AUTH (AUTH, HELLO, QUIT)
+  kCmdLoading = 1u << 5,     // allowed while the log is being loaded
+  kCmdStale = 1u << 6,       // (reported only)
+  kCmdNoScript = 1u << 7,    // (reported only)
+  kCmdDenyOom = 1u << 8,     // (reported only)
+  kCmdSentinel = 1u << 9,    // (reported only)
+  kCmdNoMulti = 1u << 10,    // (reported only)
+  kCmdAllowBusy = 1u << 11,  // (reported only)
   // latch: may grant, re-grant or extend a lease, so it is refused while the
   // server is in restart quarantine (see quarantine.h).
   kCmdGrantsLease = 1u << 16,

@@ -1,9 +1,9 @@
 #include "server/config.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
-#include <algorithm>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -48,8 +48,7 @@ SetResult CheckRange(int64_t v, int64_t lo, int64_t hi) {
   return std::nullopt;
 }
 
-ConfigParam Int(std::string name, int64_t Config::*field, int64_t lo, int64_t hi,
-                bool mut = true) {
+ConfigParam Int(std::string name, int64_t Config::*field, int64_t lo, int64_t hi, bool mut = true) {
   return {std::move(name), mut, [field](const Config& c) { return std::to_string(c.*field); },
           [=](Config& c, const Args& a) -> SetResult {
             auto v = ParseInt64(a[0]);
@@ -127,8 +126,8 @@ std::vector<ConfigParam> BuildParams() {
 
   // Limits
   p.push_back(Memory("proto-max-bulk-len", &Config::proto_max_bulk_len, 1024 * 1024, kLongMax));
-  p.push_back(Memory("client-query-buffer-limit", &Config::client_query_buffer_limit,
-                     1024 * 1024, kLongMax));
+  p.push_back(Memory("client-query-buffer-limit", &Config::client_query_buffer_limit, 1024 * 1024,
+                     kLongMax));
   p.push_back(
       {"client-output-buffer-limit", true,
        [](const Config& c) {
@@ -163,11 +162,10 @@ std::vector<ConfigParam> BuildParams() {
 
   // Security
   p.push_back(String("requirepass", &Config::requirepass));
-  p.push_back(Enum<DebugCommand>("enable-debug-command", &Config::enable_debug_command,
-                                 {{"no", DebugCommand::kNo},
-                                  {"yes", DebugCommand::kYes},
-                                  {"local", DebugCommand::kLocal}},
-                                 false));
+  p.push_back(Enum<DebugCommand>(
+      "enable-debug-command", &Config::enable_debug_command,
+      {{"no", DebugCommand::kNo}, {"yes", DebugCommand::kYes}, {"local", DebugCommand::kLocal}},
+      false));
 
   // General
   p.push_back(String("dir", &Config::dir, false));
@@ -214,10 +212,8 @@ std::vector<ConfigParam> BuildParams() {
                                  {"always", FsyncPolicy::kAlways},
                                  {"no", FsyncPolicy::kNo}}));
   p.push_back(Bool("aof-load-truncated", &Config::aof_load_truncated));
-  p.push_back(Int("auto-aof-rewrite-percentage", &Config::auto_aof_rewrite_percentage, 0,
-                  kIntMax));
-  p.push_back(Memory("auto-aof-rewrite-min-size", &Config::auto_aof_rewrite_min_size, 0,
-                     kLongMax));
+  p.push_back(Int("auto-aof-rewrite-percentage", &Config::auto_aof_rewrite_percentage, 0, kIntMax));
+  p.push_back(Memory("auto-aof-rewrite-min-size", &Config::auto_aof_rewrite_min_size, 0, kLongMax));
 
   // Lock safety
   p.push_back(Int("max-lock-ttl", &Config::max_lock_ttl, 0, kLongMax));
@@ -347,18 +343,24 @@ std::optional<std::string> LoadConfig(Config& config, const std::string& file,
 
 const char* FsyncPolicyName(FsyncPolicy p) {
   switch (p) {
-    case FsyncPolicy::kAlways: return "always";
-    case FsyncPolicy::kEverysec: return "everysec";
-    case FsyncPolicy::kNo: return "no";
+    case FsyncPolicy::kAlways:
+      return "always";
+    case FsyncPolicy::kEverysec:
+      return "everysec";
+    case FsyncPolicy::kNo:
+      return "no";
   }
   return "?";
 }
 
 const char* QuarantineModeName(QuarantineMode m) {
   switch (m) {
-    case QuarantineMode::kAuto: return "auto";
-    case QuarantineMode::kAlways: return "always";
-    case QuarantineMode::kNever: return "never";
+    case QuarantineMode::kAuto:
+      return "auto";
+    case QuarantineMode::kAlways:
+      return "always";
+    case QuarantineMode::kNever:
+      return "never";
   }
   return "?";
 }

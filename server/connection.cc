@@ -90,9 +90,10 @@ void Connection::OnRead(uv_stream_t* s, ssize_t n, const uv_buf_t*) {
       ++since_log;
       int64_t now = c->server_.clock().MonoMs();
       if (now - last_log_ms >= 1000) {
-        log::Warning("Closing client id={} addr={}: out of memory for its query buffer ({} bytes "
-                     "wanted; {} clients closed since the last report)",
-                     c->id_, c->addr, c->parser_.bytes_wanted(), since_log);
+        log::Warning(
+            "Closing client id={} addr={}: out of memory for its query buffer ({} bytes "
+            "wanted; {} clients closed since the last report)",
+            c->id_, c->addr, c->parser_.bytes_wanted(), since_log);
         last_log_ms = now;
         since_log = 0;
       }
@@ -141,8 +142,8 @@ void Connection::ProcessInput() {
   }
   if (rbuf_start_ == rbuf_end_) rbuf_start_ = rbuf_end_ = 0;
   if (query_buffer_size() > static_cast<size_t>(config.client_query_buffer_limit)) {
-    log::Warning("Closing client that reached max query buffer length: id={} addr={} qbuf={}",
-                 id_, addr, query_buffer_size());
+    log::Warning("Closing client that reached max query buffer length: id={} addr={} qbuf={}", id_,
+                 addr, query_buffer_size());
     Close();
     return;
   }
@@ -168,9 +169,10 @@ bool Connection::CheckOutputLimits() {
     output_soft_limit_since_ms = 0;
   }
   if (over) {
-    log::Warning("Client id={} addr={} scheduled to be closed ASAP for overcoming of output "
-                 "buffer limits.",
-                 id_, addr);
+    log::Warning(
+        "Client id={} addr={} scheduled to be closed ASAP for overcoming of output "
+        "buffer limits.",
+        id_, addr);
     Close();
     return false;
   }
@@ -250,6 +252,14 @@ void Connection::OnWrite(uv_write_t* req, int status) {
   }
 }
 
+void Connection::ReleaseIdleBuffers() {
+  if (rbuf_start_ == rbuf_end_ && rbuf_.capacity() > 0) {
+    rbuf_ = {};
+    rbuf_start_ = rbuf_end_ = 0;
+  }
+  if (out_.empty() && !write_in_flight_ && out_.capacity() > 64) out_ = {};
+}
+
 void Connection::Close() {
   if (closing_) return;
   closing_ = true;
@@ -259,6 +269,8 @@ void Connection::Close() {
   uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), OnClose);
 }
 
-void Connection::OnClose(uv_handle_t* h) { delete static_cast<Connection*>(h->data); }
+void Connection::OnClose(uv_handle_t* h) {
+  delete static_cast<Connection*>(h->data);
+}
 
 }  // namespace latch

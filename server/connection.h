@@ -47,6 +47,8 @@ class Connection {
   void Flush();
   // Closes now, dropping unsent output.
   void Close();
+  // Frees the query and output buffers if they hold nothing (idle clients).
+  void ReleaseIdleBuffers();
   // Closes once the output written so far has been sent (QUIT, protocol
   // errors, CLIENT KILL of oneself).
   void CloseAfterReply() { close_after_reply_ = true; }
@@ -63,14 +65,14 @@ class Connection {
   size_t query_buffer_capacity() const { return rbuf_.size(); }
 
   // Session state, used by commands.
-  int resp = 2;                // protocol version chosen with HELLO
-  bool authenticated = false;  // true once AUTH succeeded or no password is set
-  bool monitor = false;        // receives MONITOR feed
-  std::string name;            // CLIENT SETNAME
+  int resp = 2;                   // protocol version chosen with HELLO
+  bool authenticated = false;     // true once AUTH succeeded or no password is set
+  bool monitor = false;           // receives MONITOR feed
+  std::string name;               // CLIENT SETNAME
   std::string lib_name, lib_ver;  // CLIENT SETINFO
-  std::string addr, laddr;     // "ip:port" of the peer and of our socket
-  bool local = false;          // peer is a loopback address
-  int64_t created_ms = 0;      // monotonic
+  std::string addr, laddr;        // "ip:port" of the peer and of our socket
+  bool local = false;             // peer is a loopback address
+  int64_t created_ms = 0;         // monotonic
   int64_t last_interaction_ms = 0;
   std::string last_command = "NULL";
   int64_t output_soft_limit_since_ms = 0;  // when output first exceeded the soft limit

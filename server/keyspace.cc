@@ -27,11 +27,17 @@ size_t NextPowerOfTwo(size_t n) {
 
 }  // namespace
 
-Keyspace::Keyspace() { tables_[0].buckets.assign(kInitialBuckets, nullptr); }
+Keyspace::Keyspace() {
+  tables_[0].buckets.assign(kInitialBuckets, nullptr);
+}
 
-Keyspace::~Keyspace() { Clear(); }
+Keyspace::~Keyspace() {
+  Clear();
+}
 
-uint64_t Keyspace::Hash(std::string_view key) { return XXH3_64bits(key.data(), key.size()); }
+uint64_t Keyspace::Hash(std::string_view key) {
+  return XXH3_64bits(key.data(), key.size());
+}
 
 Keyspace::Entry* Keyspace::NewEntry(std::string_view key, std::string_view value) {
   void* mem = std::malloc(sizeof(Entry) + key.size() + value.size());
@@ -47,7 +53,9 @@ Keyspace::Entry* Keyspace::NewEntry(std::string_view key, std::string_view value
   return e;
 }
 
-void Keyspace::FreeEntry(Entry* e) { std::free(e); }
+void Keyspace::FreeEntry(Entry* e) {
+  std::free(e);
+}
 
 Keyspace::Entry** Keyspace::Locate(std::string_view key, uint64_t hash) {
   if (rehashing()) RehashSome(1);

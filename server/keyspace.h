@@ -35,8 +35,8 @@ inline constexpr int64_t kNoDeadline = 0;
 class Keyspace {
  public:
   struct Entry {
-    Entry* next;       // hash chain
-    int64_t deadline;  // monotonic ms, or kNoDeadline
+    Entry* next;        // hash chain
+    int64_t deadline;   // monotonic ms, or kNoDeadline
     uint32_t ttl_slot;  // position in the TTL index, when deadline is set
     uint32_t key_len;
     uint32_t value_len;

@@ -15,10 +15,18 @@ class LevelMark final : public spdlog::custom_flag_formatter {
               spdlog::memory_buf_t& dest) override {
     char c = '*';
     switch (msg.level) {
-      case spdlog::level::trace: c = '.'; break;
-      case spdlog::level::debug: c = '-'; break;
-      case spdlog::level::info: c = '*'; break;
-      default: c = '#'; break;
+      case spdlog::level::trace:
+        c = '.';
+        break;
+      case spdlog::level::debug:
+        c = '-';
+        break;
+      case spdlog::level::info:
+        c = '*';
+        break;
+      default:
+        c = '#';
+        break;
     }
     dest.push_back(c);
   }
@@ -29,10 +37,14 @@ class LevelMark final : public spdlog::custom_flag_formatter {
 
 spdlog::level::level_enum ToSpdlog(LogLevel level) {
   switch (level) {
-    case LogLevel::kDebug: return spdlog::level::trace;
-    case LogLevel::kVerbose: return spdlog::level::debug;
-    case LogLevel::kNotice: return spdlog::level::info;
-    case LogLevel::kWarning: return spdlog::level::warn;
+    case LogLevel::kDebug:
+      return spdlog::level::trace;
+    case LogLevel::kVerbose:
+      return spdlog::level::debug;
+    case LogLevel::kNotice:
+      return spdlog::level::info;
+    case LogLevel::kWarning:
+      return spdlog::level::warn;
   }
   return spdlog::level::info;
 }
@@ -43,8 +55,8 @@ std::optional<std::string> Init(const Config& config) {
   std::shared_ptr<spdlog::logger> logger;
   try {
     if (config.logfile.empty()) {
-      logger = std::make_shared<spdlog::logger>(
-          "latch", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+      logger = std::make_shared<spdlog::logger>("latch",
+                                                std::make_shared<spdlog::sinks::stderr_sink_mt>());
     } else {
       logger = std::make_shared<spdlog::logger>(
           "latch", std::make_shared<spdlog::sinks::basic_file_sink_mt>(config.logfile));
@@ -62,6 +74,8 @@ std::optional<std::string> Init(const Config& config) {
   return std::nullopt;
 }
 
-void SetLevel(LogLevel level) { spdlog::default_logger()->set_level(ToSpdlog(level)); }
+void SetLevel(LogLevel level) {
+  spdlog::default_logger()->set_level(ToSpdlog(level));
+}
 
 }  // namespace latch::log

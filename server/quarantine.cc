@@ -160,7 +160,9 @@ void Quarantine::Start(int64_t now) {
   bool may_shorten = previous_.has_value();
   std::string why;
   switch (config_.quarantine) {
-    case QuarantineMode::kNever: why = "quarantine never"; break;
+    case QuarantineMode::kNever:
+      why = "quarantine never";
+      break;
     case QuarantineMode::kAlways:
       quarantine = true;
       may_shorten = false;
@@ -188,12 +190,14 @@ void Quarantine::Start(int64_t now) {
       } else if (previous_->clean) {
         why = "the previous run shut down cleanly and its log was fully synced";
       } else if (previous_->fsync_always) {
-        why = "the previous run crashed, but with appendfsync always every acknowledged write "
-              "was on disk, and the log replayed without loss";
+        why =
+            "the previous run crashed, but with appendfsync always every acknowledged write "
+            "was on disk, and the log replayed without loss";
       } else {
         quarantine = true;
-        why = "the previous run crashed with appendfsync everysec or no: acknowledged locks may "
-              "have been lost";
+        why =
+            "the previous run crashed with appendfsync everysec or no: acknowledged locks may "
+            "have been lost";
       }
       break;
   }
@@ -224,10 +228,11 @@ void Quarantine::Start(int64_t now) {
   if (quarantine) {
     active_ = true;
     end_ms_ = now + remaining;
-    log::Warning("Restart quarantine: {}. latch grants, renews and extends no lock for {} ms "
-                 "(until every lock it may have forgotten has expired); reads and releases "
-                 "are served.",
-                 reason_, remaining);
+    log::Warning(
+        "Restart quarantine: {}. latch grants, renews and extends no lock for {} ms "
+        "(until every lock it may have forgotten has expired); reads and releases "
+        "are served.",
+        reason_, remaining);
   } else {
     log::Notice("No restart quarantine: {}.", reason_);
   }
@@ -276,8 +281,7 @@ void Quarantine::Cron(int64_t now) {
 
 void Quarantine::OnConfigChange(int64_t now) {
   bool changed = false;
-  if (fsync_always_ &&
-      !(config_.appendonly && config_.appendfsync == FsyncPolicy::kAlways)) {
+  if (fsync_always_ && !(config_.appendonly && config_.appendfsync == FsyncPolicy::kAlways)) {
     fsync_always_ = false;  // the run is no longer "always throughout"
     changed = true;
   }

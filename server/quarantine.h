@@ -46,10 +46,10 @@ namespace latch {
 
 // The durable record of one run.
 struct RunRecord {
-  bool clean = false;          // the run ended with a clean shutdown
-  bool appendonly = false;     // the run logged its writes
-  bool fsync_always = false;   // appendfsync always from start to end
-  std::string boot_id;         // /proc/sys/kernel/random/boot_id
+  bool clean = false;         // the run ended with a clean shutdown
+  bool appendonly = false;    // the run logged its writes
+  bool fsync_always = false;  // appendfsync always from start to end
+  std::string boot_id;        // /proc/sys/kernel/random/boot_id
   // No lease was granted at or after this CLOCK_BOOTTIME instant (ms) of
   // boot `boot_id`; nullopt: no lease that can still be alive. This is the
   // "time of the last write", kept as an upper bound.

@@ -95,7 +95,9 @@ Server::~Server() {
   uv_loop_close(&loop_);
 }
 
-Connection* Server::ClientNext(Connection* c) { return c->next_; }
+Connection* Server::ClientNext(Connection* c) {
+  return c->next_;
+}
 
 TimeSnapshot Server::Now() {
   int64_t mono = clock_->MonoMs();
@@ -317,7 +319,9 @@ void Server::StartLoading() {
   uv_idle_start(load_idle_.get(), OnLoadStep);
 }
 
-void Server::OnLoadStep(uv_idle_t* idle) { static_cast<Server*>(idle->data)->LoadStep(); }
+void Server::OnLoadStep(uv_idle_t* idle) {
+  static_cast<Server*>(idle->data)->LoadStep();
+}
 
 void Server::LoadStep() {
   AofLoader::State state = loader_->Step(Now(), 50'000);
@@ -326,17 +330,18 @@ void Server::LoadStep() {
     last_progress_log_ms_ = now;
     uint64_t total = std::max<uint64_t>(loader_->total_bytes(), 1);
     log::Notice("Loading the log: {} of {} bytes ({:.1f}%), {} commands", loader_->loaded_bytes(),
-                loader_->total_bytes(), 100.0 * static_cast<double>(loader_->loaded_bytes()) /
-                                            static_cast<double>(total),
+                loader_->total_bytes(),
+                100.0 * static_cast<double>(loader_->loaded_bytes()) / static_cast<double>(total),
                 loader_->records());
   }
   if (state == AofLoader::State::kMore) return;
   load_idle_.Close();
   if (state == AofLoader::State::kFailed) return Fatal(loader_->error());
-  log::Notice("DB loaded from append only file: {} keys loaded, {} keys already expired, {} "
-              "commands, {} bytes, {:.3f} seconds",
-              db_.size(), loader_->expired_on_load(), loader_->records(),
-              loader_->loaded_bytes(), static_cast<double>(now - loading_start_ms_) / 1000.0);
+  log::Notice(
+      "DB loaded from append only file: {} keys loaded, {} keys already expired, {} "
+      "commands, {} bytes, {:.3f} seconds",
+      db_.size(), loader_->expired_on_load(), loader_->records(), loader_->loaded_bytes(),
+      static_cast<double>(now - loading_start_ms_) / 1000.0);
   FinishLoading();
 }
 
@@ -537,7 +542,8 @@ void Server::WatchKey(Connection& c, std::string_view key) {
   }
   c.watched_keys.emplace_back(key);
   auto it = watchers_.find(key);
-  if (it == watchers_.end()) it = watchers_.emplace(std::string(key), std::vector<Connection*>{}).first;
+  if (it == watchers_.end())
+    it = watchers_.emplace(std::string(key), std::vector<Connection*>{}).first;
   it->second.push_back(&c);
 }
 
@@ -578,13 +584,27 @@ void AppendQuoted(std::string& out, std::string_view arg) {
   out.push_back('"');
   for (unsigned char ch : arg) {
     switch (ch) {
-      case '\\': out += "\\\\"; break;
-      case '"': out += "\\\""; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\a': out += "\\a"; break;
-      case '\b': out += "\\b"; break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\a':
+        out += "\\a";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
       default:
         if (std::isprint(ch)) {
           out.push_back(static_cast<char>(ch));
@@ -660,7 +680,9 @@ void Server::OnClientClosed(Connection& c) {
   --num_clients_;
 }
 
-void Server::OnBeforeSleep(uv_prepare_t* p) { static_cast<Server*>(p->data)->BeforeSleep(); }
+void Server::OnBeforeSleep(uv_prepare_t* p) {
+  static_cast<Server*>(p->data)->BeforeSleep();
+}
 
 void Server::BeforeSleep() {
   // The log first: one write (and, for appendfsync always, one fdatasync)
@@ -677,7 +699,9 @@ void Server::BeforeSleep() {
   }
 }
 
-void Server::OnCron(uv_timer_t* t) { static_cast<Server*>(t->data)->Cron(); }
+void Server::OnCron(uv_timer_t* t) {
+  static_cast<Server*>(t->data)->Cron();
+}
 
 void Server::Cron() {
   ++cron_runs_;
@@ -719,6 +743,9 @@ void Server::Cron() {
       return;
     }
     if (c.pending_output() > 0) c.CheckOutputLimits();
+    // A client idle for a while gives its buffers back (10,000 idle clients
+    // would otherwise hold 16 KiB of query buffer each).
+    if (now.mono - c.last_interaction_ms > 2000) c.ReleaseIdleBuffers();
   });
 
   // instantaneous_ops_per_sec: one sample every 100 ms.
@@ -833,9 +860,10 @@ void Server::Dispatch(Connection& client, std::span<const std::string_view> argv
     static uint64_t ooms = 0;
     ++ooms;
     if (now.mono - last_oom_log_ms >= 1000) {
-      log::Warning("Out of memory executing '{}' for client {} ({} commands refused since the "
-                   "last report)",
-                   cmd->fullname, client.addr, ooms);
+      log::Warning(
+          "Out of memory executing '{}' for client {} ({} commands refused since the "
+          "last report)",
+          cmd->fullname, client.addr, ooms);
       last_oom_log_ms = now.mono;
       ooms = 0;
     }

@@ -223,8 +223,7 @@ class Server {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
-  std::unordered_map<std::string, std::vector<Connection*>, StringHash, std::equal_to<>>
-      watchers_;
+  std::unordered_map<std::string, std::vector<Connection*>, StringHash, std::equal_to<>> watchers_;
   void OnKeyChanged(std::string_view key);
   uint64_t accept_errors_ = 0;  // since the last log line about them
   int64_t last_accept_error_log_ms_ = 0;

@@ -27,7 +27,7 @@ struct Scan {
   uint64_t size = 0;
   uint64_t valid_up_to = 0;  // end of the last valid record
   uint64_t records = 0;
-  bool truncated = false;    // ends inside a record
+  bool truncated = false;  // ends inside a record
   bool corrupt = false;
   std::string error;
 };
@@ -54,13 +54,13 @@ bool ScanFile(const std::string& path, Scan* scan) {
           st == latch::AofReader::Status::kRecord ? reader.args()[0] : std::string_view();
       bool multi = name == "MULTI" || name == "multi";
       bool exec = name == "EXEC" || name == "exec";
-      if (st == latch::AofReader::Status::kRecord && ((multi && in_transaction) ||
-                                                       (exec && !in_transaction))) {
+      if (st == latch::AofReader::Status::kRecord &&
+          ((multi && in_transaction) || (exec && !in_transaction))) {
         st = latch::AofReader::Status::kCorrupt;
       }
       if (st == latch::AofReader::Status::kCorrupt) {
         scan->corrupt = true;
-        scan->error = multi ? "MULTI inside a transaction"
+        scan->error = multi  ? "MULTI inside a transaction"
                       : exec ? "EXEC without MULTI"
                              : reader.error();
         scan->valid_up_to = cut_point();
@@ -162,8 +162,8 @@ int main(int argc, char** argv) {
     std::printf("AOF %s is corrupt at offset %llu: %s\n", path.c_str(),
                 static_cast<unsigned long long>(scan.valid_up_to), scan.error.c_str());
   } else {
-    std::printf("AOF %s ends with an incomplete record at offset %llu (%llu bytes)\n",
-                path.c_str(), static_cast<unsigned long long>(scan.valid_up_to),
+    std::printf("AOF %s ends with an incomplete record at offset %llu (%llu bytes)\n", path.c_str(),
+                static_cast<unsigned long long>(scan.valid_up_to),
                 static_cast<unsigned long long>(lost));
   }
   if (!fix) {
@@ -172,10 +172,11 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  std::printf("This will cut %s at offset %llu: the last %llu bytes are discarded (a backup "
-              "copy is kept).\n",
-              path.c_str(), static_cast<unsigned long long>(scan.valid_up_to),
-              static_cast<unsigned long long>(lost));
+  std::printf(
+      "This will cut %s at offset %llu: the last %llu bytes are discarded (a backup "
+      "copy is kept).\n",
+      path.c_str(), static_cast<unsigned long long>(scan.valid_up_to),
+      static_cast<unsigned long long>(lost));
   if (!yes) {
     std::printf("Continue? [y/N]: ");
     std::fflush(stdout);
@@ -194,8 +195,8 @@ int main(int argc, char** argv) {
   latch::UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
   if (!fd || ::ftruncate(fd.get(), static_cast<off_t>(scan.valid_up_to)) != 0 ||
       ::fsync(fd.get()) != 0) {
-    std::fprintf(stderr, "Failed to cut %s: %s (backup: %s)\n", path.c_str(),
-                 std::strerror(errno), backup.c_str());
+    std::fprintf(stderr, "Failed to cut %s: %s (backup: %s)\n", path.c_str(), std::strerror(errno),
+                 backup.c_str());
     return 1;
   }
   std::printf("Successfully truncated AOF %s to %llu bytes. Backup: %s\n", path.c_str(),

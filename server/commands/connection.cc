@@ -93,7 +93,9 @@ void Ping(CommandContext& ctx) {
   }
 }
 
-void Echo(CommandContext& ctx) { ctx.reply.Bulk(ctx.argv[1]); }
+void Echo(CommandContext& ctx) {
+  ctx.reply.Bulk(ctx.argv[1]);
+}
 
 void Quit(CommandContext& ctx) {
   ctx.reply.Ok();
@@ -221,7 +223,9 @@ void Monitor(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
-void ClientId(CommandContext& ctx) { ctx.reply.Int(static_cast<int64_t>(ctx.client.id())); }
+void ClientId(CommandContext& ctx) {
+  ctx.reply.Int(static_cast<int64_t>(ctx.client.id()));
+}
 
 void ClientSetName(CommandContext& ctx) {
   if (!ValidName(ctx.argv[2])) {
@@ -296,7 +300,8 @@ void ClientSetInfo(CommandContext& ctx) {
     return;
   }
   if (!ValidName(value)) {
-    ctx.reply.Error("ERR " + ToLower(attr) + " cannot contain spaces, newlines or special characters.");
+    ctx.reply.Error("ERR " + ToLower(attr) +
+                    " cannot contain spaces, newlines or special characters.");
     return;
   }
   (is_name ? ctx.client.lib_name : ctx.client.lib_ver) = std::string(value);

@@ -46,8 +46,7 @@ std::optional<int> ParseExpireFlags(CommandContext& ctx) {
 // The common body of the four EXPIRE commands. `basetime_ms` is the current
 // Unix time for the relative forms and 0 for the absolute ones; `seconds`
 // says the argument's unit.
-void ExpireGeneric(CommandContext& ctx, int64_t basetime_ms, bool seconds,
-                   std::string_view name) {
+void ExpireGeneric(CommandContext& ctx, int64_t basetime_ms, bool seconds, std::string_view name) {
   std::string_view key = ctx.argv[1];
   auto flags = ParseExpireFlags(ctx);
   if (!flags) return;
@@ -114,15 +113,31 @@ void TtlGeneric(CommandContext& ctx, bool ms, bool absolute) {
 
 }  // namespace
 
-void Expire(CommandContext& ctx) { ExpireGeneric(ctx, ctx.now.wall_ms, true, "expire"); }
-void PExpire(CommandContext& ctx) { ExpireGeneric(ctx, ctx.now.wall_ms, false, "pexpire"); }
-void ExpireAt(CommandContext& ctx) { ExpireGeneric(ctx, 0, true, "expireat"); }
-void PExpireAt(CommandContext& ctx) { ExpireGeneric(ctx, 0, false, "pexpireat"); }
+void Expire(CommandContext& ctx) {
+  ExpireGeneric(ctx, ctx.now.wall_ms, true, "expire");
+}
+void PExpire(CommandContext& ctx) {
+  ExpireGeneric(ctx, ctx.now.wall_ms, false, "pexpire");
+}
+void ExpireAt(CommandContext& ctx) {
+  ExpireGeneric(ctx, 0, true, "expireat");
+}
+void PExpireAt(CommandContext& ctx) {
+  ExpireGeneric(ctx, 0, false, "pexpireat");
+}
 
-void Ttl(CommandContext& ctx) { TtlGeneric(ctx, false, false); }
-void PTtl(CommandContext& ctx) { TtlGeneric(ctx, true, false); }
-void ExpireTime(CommandContext& ctx) { TtlGeneric(ctx, false, true); }
-void PExpireTime(CommandContext& ctx) { TtlGeneric(ctx, true, true); }
+void Ttl(CommandContext& ctx) {
+  TtlGeneric(ctx, false, false);
+}
+void PTtl(CommandContext& ctx) {
+  TtlGeneric(ctx, true, false);
+}
+void ExpireTime(CommandContext& ctx) {
+  TtlGeneric(ctx, false, true);
+}
+void PExpireTime(CommandContext& ctx) {
+  TtlGeneric(ctx, true, true);
+}
 
 void Persist(CommandContext& ctx) {
   std::string_view key = ctx.argv[1];

@@ -19,12 +19,13 @@
 
 namespace latch::commands {
 
-void DbSize(CommandContext& ctx) { ctx.reply.Int(static_cast<int64_t>(ctx.db.size())); }
+void DbSize(CommandContext& ctx) {
+  ctx.reply.Int(static_cast<int64_t>(ctx.db.size()));
+}
 
 void FlushAll(CommandContext& ctx) {
-  if (ctx.argv.size() > 2 ||
-      (ctx.argv.size() == 2 && !EqualsIgnoreCase(ctx.argv[1], "ASYNC") &&
-       !EqualsIgnoreCase(ctx.argv[1], "SYNC"))) {
+  if (ctx.argv.size() > 2 || (ctx.argv.size() == 2 && !EqualsIgnoreCase(ctx.argv[1], "ASYNC") &&
+                              !EqualsIgnoreCase(ctx.argv[1], "SYNC"))) {
     ctx.reply.Error(kSyntaxError);
     return;
   }

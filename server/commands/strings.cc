@@ -34,7 +34,9 @@ struct SetArgs {
   std::string_view expire_arg;
 };
 
-bool IsWord(std::string_view arg, std::string_view word) { return EqualsIgnoreCase(arg, word); }
+bool IsWord(std::string_view arg, std::string_view word) {
+  return EqualsIgnoreCase(arg, word);
+}
 
 // Parses SET's options with Redis's rules: case-insensitive, any order,
 // repeated identical flags allowed, conflicting ones a syntax error. Only the
@@ -56,8 +58,8 @@ std::optional<SetArgs> ParseSet(std::span<const std::string_view> argv) {
     } else if ((IsWord(opt, "IFEQ") || IsWord(opt, "IFNE") || IsWord(opt, "IFDEQ") ||
                 IsWord(opt, "IFDNE")) &&
                cond_free && has_next) {
-      a.condition = IsWord(opt, "IFEQ")   ? Condition::kIfEq
-                    : IsWord(opt, "IFNE") ? Condition::kIfNe
+      a.condition = IsWord(opt, "IFEQ")    ? Condition::kIfEq
+                    : IsWord(opt, "IFNE")  ? Condition::kIfNe
                     : IsWord(opt, "IFDEQ") ? Condition::kIfDeq
                                            : Condition::kIfDne;
       a.match = argv[++j];
@@ -68,8 +70,8 @@ std::optional<SetArgs> ParseSet(std::span<const std::string_view> argv) {
     } else if ((IsWord(opt, "EX") || IsWord(opt, "PX") || IsWord(opt, "EXAT") ||
                 IsWord(opt, "PXAT")) &&
                has_next) {
-      ExpireKind kind = IsWord(opt, "EX")   ? ExpireKind::kEx
-                        : IsWord(opt, "PX") ? ExpireKind::kPx
+      ExpireKind kind = IsWord(opt, "EX")     ? ExpireKind::kEx
+                        : IsWord(opt, "PX")   ? ExpireKind::kPx
                         : IsWord(opt, "EXAT") ? ExpireKind::kExAt
                                               : ExpireKind::kPxAt;
       // The same unit twice is allowed (the last one wins); two different
@@ -101,8 +103,7 @@ constexpr std::string_view kDigestLengthError = "ERR must be exactly 16 hexadeci
 // Resolves SET's expiry to a deadline. Returns false after replying with an
 // error. On success *deadline is the monotonic deadline (kNoDeadline when
 // none) and *unix_ms the same instant on the wall clock, for the log.
-bool ResolveSetExpiry(CommandContext& ctx, const SetArgs& a, int64_t* deadline,
-                      int64_t* unix_ms) {
+bool ResolveSetExpiry(CommandContext& ctx, const SetArgs& a, int64_t* deadline, int64_t* unix_ms) {
   std::string_view name = ctx.command_name;
   *deadline = kNoDeadline;
   *unix_ms = 0;
@@ -158,12 +159,23 @@ void ApplySet(CommandContext& ctx, const SetArgs& a) {
 
   bool allowed = true;
   switch (a.condition) {
-    case Condition::kNone: break;
-    case Condition::kNx: allowed = old == nullptr; break;
-    case Condition::kXx: allowed = old != nullptr; break;
-    case Condition::kIfEq: allowed = old != nullptr && old->value() == a.match; break;
-    case Condition::kIfNe: allowed = old == nullptr || old->value() != a.match; break;
-    case Condition::kIfDeq: allowed = old != nullptr && DigestMatches(old->value(), a.match); break;
+    case Condition::kNone:
+      break;
+    case Condition::kNx:
+      allowed = old == nullptr;
+      break;
+    case Condition::kXx:
+      allowed = old != nullptr;
+      break;
+    case Condition::kIfEq:
+      allowed = old != nullptr && old->value() == a.match;
+      break;
+    case Condition::kIfNe:
+      allowed = old == nullptr || old->value() != a.match;
+      break;
+    case Condition::kIfDeq:
+      allowed = old != nullptr && DigestMatches(old->value(), a.match);
+      break;
     case Condition::kIfDne:
       allowed = old == nullptr || !DigestMatches(old->value(), a.match);
       break;

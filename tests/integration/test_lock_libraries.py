@@ -293,14 +293,24 @@ ARG_SETS = [
 ]
 
 
-def _normalize_raw(raw):
+def _same_replies(raw_latch, raw_redis):
     """Replies with TTLs in them differ by the milliseconds between the two
-    servers' commands: integers are rounded to the nearest 100 (the bytes are
-    compared otherwise, so types — nil, integer, array — must match)."""
-    def rounded(m):
-        n = int(m.group(1))
-        return b":%d\r\n" % (int(round(n, -2)) if abs(n) > 10 else n)
-    return re.sub(rb":(-?\d+)\r\n", rounded, raw)
+    servers' commands: integers above 10 may differ by up to 250 (a slow,
+    sanitized build on a loaded machine); everything else, types included,
+    must be equal."""
+    def close(a, b):
+        if isinstance(a, int) and isinstance(b, int) and not isinstance(a, bool):
+            return a == b or (abs(a) > 10 and abs(b) > 10 and abs(a - b) <= 250)
+        if isinstance(a, list) and isinstance(b, list):
+            return len(a) == len(b) and all(close(x, y) for x, y in zip(a, b))
+        return type(a) is type(b) and a == b
+    def parse_all(raw):
+        out, pos = [], 0
+        while pos < len(raw):
+            v, pos = lt.parse_reply(raw, pos)
+            out.append(v)
+        return out
+    return close(parse_all(raw_latch), parse_all(raw_redis))
 
 
 def test_known_scripts_match_lua_case_by_case(pair, node_env):
@@ -325,7 +335,7 @@ def test_known_scripts_match_lua_case_by_case(pair, node_env):
                         data = b"".join(lt.encode(*r) for r in requests)
                         got_l, got_r = pair.send_raw(data, len(requests))
                         cases += 1
-                        if _normalize_raw(got_l) != _normalize_raw(got_r):
+                        if not _same_replies(got_l, got_r):
                             mismatches.append((KNOWN[sha][2], cmd, state, keys, args,
                                                lt.split_replies(got_l), lt.split_replies(got_r)))
     assert cases > 5000
@@ -347,7 +357,7 @@ def test_known_scripts_match_lua_in_resp3(pair, node_env):
                 data = b"".join(lt.encode(*r) for r in requests)
                 got_l, got_r = pair.send_raw(data, len(requests))
                 cases += 1
-                if _normalize_raw(got_l) != _normalize_raw(got_r):
+                if not _same_replies(got_l, got_r):
                     mismatches.append((KNOWN[sha][2], state, args, got_l, got_r))
     pair.both("HELLO", "2")
     assert not mismatches, "%d of %d cases differ:\n%s" % (

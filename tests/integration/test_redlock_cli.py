@@ -197,8 +197,10 @@ def test_lock_loss_stops_the_command_with_sigterm_and_exits_76(own_nodes, key, t
     script = 'trap "echo TERM >> {o}; exit 0" TERM; echo started >> {o}; ' \
              'while :; do sleep 0.05; done'.format(o=out)
     start = time.monotonic()
+    # A sanitized build on a loaded machine renews slowly: give it a longer lease.
+    ttl = "3s" if os.environ.get("LATCH_SANITIZED") else "1s"
     proc = subprocess.Popen([binary(), "--nodes", node_list(own_nodes), "--key", key,
-                             "--ttl", "1s", "--", "sh", "-c", script],
+                             "--ttl", ttl, "--", "sh", "-c", script],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert lt.wait_for(lambda: out.exists() and "started" in out.read_text(), 10)
     own_nodes[0].proc.send_signal(signal.SIGSTOP)
@@ -211,7 +213,7 @@ def test_lock_loss_stops_the_command_with_sigterm_and_exits_76(own_nodes, key, t
     assert proc.returncode == EXIT_LOST, err
     assert "lost" in err and "validity ended" in err
     assert out.read_text() == "started\nTERM\n"
-    assert time.monotonic() - start < 10
+    assert time.monotonic() - start < 15
 
 
 def test_a_command_that_ignores_sigterm_gets_sigkill(own_nodes, key, tmp_path):
