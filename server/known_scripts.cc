@@ -365,20 +365,27 @@ void SesameRelease(ScriptRun& s) {
   if (SesameSelect(s)) UnlockAllKeys(s, 2, 10);
 }
 
-// ---- npm redis-semaphore 5.8.0
-// lib/mutex/release.js delIfEqualLua:
-//   if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
+// The classic compare-and-delete several libraries ship, differing only in
+// where the calls sit in the script (error texts name the line) and how the
+// command names are spelled:
+//   if redis.call(get, KEYS[1]) == ARGV[1] then return redis.call(del, KEYS[1]) end
 //   return 0
-void SemaphoreRelease(ScriptRun& s) {
-  auto r = s.Call(5, {"get", s.Key(1)});
+void DeleteIfEqual(ScriptRun& s, int get_line, const char* get, int del_line, const char* del) {
+  auto r = s.Call(get_line, {get, s.Key(1)});
   if (!r) return;
   if (!LuaEquals(*r, s.Arg(1))) {
     s.reply().Int(0);
     return;
   }
-  auto del = s.Call(6, {"del", s.Key(1)});
-  if (del) s.reply().Int(del->integer);
+  auto deleted = s.Call(del_line, {del, s.Key(1)});
+  if (deleted) s.reply().Int(deleted->integer);
 }
+
+// ---- npm redis-semaphore 5.8.0
+// lib/mutex/release.js delIfEqualLua:
+//   if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
+//   return 0
+void SemaphoreRelease(ScriptRun& s) { DeleteIfEqual(s, 5, "get", 6, "del"); }
 
 // lib/mutex/refresh.js expireIfEqualLua:
 //   if redis.call('get', KEYS[1]) == ARGV[1] then
@@ -398,16 +405,7 @@ void SemaphoreRefresh(ScriptRun& s) {
 // ---- npm redlock-universal 0.8.5 (dist/index.js, src/adapters/BaseAdapter.ts)
 // DELETE_IF_MATCH_SCRIPT:
 //   if GET(KEYS[1]) == ARGV[1] then return DEL(KEYS[1]) else return 0 end
-void UniversalDeleteIfMatch(ScriptRun& s) {
-  auto r = s.Call(1, {"GET", s.Key(1)});
-  if (!r) return;
-  if (!LuaEquals(*r, s.Arg(1))) {
-    s.reply().Int(0);
-    return;
-  }
-  auto del = s.Call(2, {"DEL", s.Key(1)});
-  if (del) s.reply().Int(del->integer);
-}
+void UniversalDeleteIfMatch(ScriptRun& s) { DeleteIfEqual(s, 1, "GET", 2, "DEL"); }
 
 // EXTEND_IF_MATCH_SCRIPT:
 //   if GET(KEYS[1]) == ARGV[1] then return PEXPIRE(KEYS[1], ARGV[2]) else return 0 end
