@@ -74,7 +74,9 @@ class Connection {
   bool local = false;             // peer is a loopback address
   int64_t created_ms = 0;         // monotonic
   int64_t last_interaction_ms = 0;
-  std::string last_command = "NULL";
+  // The command being or last executed (its full name lives in the command
+  // table), for CLIENT LIST; nullptr before the first.
+  const std::string* last_command = nullptr;
   int64_t output_soft_limit_since_ms = 0;  // when output first exceeded the soft limit
 
   // MULTI … EXEC: the queued requests (copied: the query buffer moves on),

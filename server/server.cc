@@ -848,7 +848,7 @@ void Server::Dispatch(Connection& client, std::span<const std::string_view> argv
 
   uint64_t effects_before = effects_.count();
   CommandContext ctx{*this, client, argv, reply, db_, effects_, now, cmd->fullname};
-  client.last_command = cmd->fullname;
+  client.last_command = &cmd->fullname;
   try {
     cmd->handler(ctx);
   } catch (const std::bad_alloc&) {

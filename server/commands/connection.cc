@@ -70,7 +70,7 @@ std::string ClientLine(Server& server, Connection& c) {
   line += " oll=0 omem=" + std::to_string(c.pending_output());
   line += " tot-mem=" + std::to_string(c.query_buffer_capacity() + c.output().capacity());
   line += " events=r";
-  line += " cmd=" + c.last_command;
+  line += " cmd=" + (c.last_command != nullptr ? *c.last_command : std::string("NULL"));
   line += " user=default redir=-1";
   line += " resp=" + std::to_string(c.resp);
   line += " lib-name=" + c.lib_name;
