@@ -385,7 +385,9 @@ void DeleteIfEqual(ScriptRun& s, int get_line, const char* get, int del_line, co
 // lib/mutex/release.js delIfEqualLua:
 //   if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
 //   return 0
-void SemaphoreRelease(ScriptRun& s) { DeleteIfEqual(s, 5, "get", 6, "del"); }
+void SemaphoreRelease(ScriptRun& s) {
+  DeleteIfEqual(s, 5, "get", 6, "del");
+}
 
 // lib/mutex/refresh.js expireIfEqualLua:
 //   if redis.call('get', KEYS[1]) == ARGV[1] then
@@ -405,7 +407,9 @@ void SemaphoreRefresh(ScriptRun& s) {
 // ---- npm redlock-universal 0.8.5 (dist/index.js, src/adapters/BaseAdapter.ts)
 // DELETE_IF_MATCH_SCRIPT:
 //   if GET(KEYS[1]) == ARGV[1] then return DEL(KEYS[1]) else return 0 end
-void UniversalDeleteIfMatch(ScriptRun& s) { DeleteIfEqual(s, 1, "GET", 2, "DEL"); }
+void UniversalDeleteIfMatch(ScriptRun& s) {
+  DeleteIfEqual(s, 1, "GET", 2, "DEL");
+}
 
 // EXTEND_IF_MATCH_SCRIPT:
 //   if GET(KEYS[1]) == ARGV[1] then return PEXPIRE(KEYS[1], ARGV[2]) else return 0 end

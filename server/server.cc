@@ -760,8 +760,18 @@ void Server::Cron() {
   }
 }
 
-void Server::ApplyConfigChange(const std::string& name) {
-  if (name == "hz") {
+std::optional<std::string> Server::ApplyConfigChange(const std::string& name) {
+  if (name == "maxclients") {
+    // More clients need more file descriptors: raise the limit now, as at
+    // start-up. If the system allows fewer, say how many it allows (Redis's
+    // words) rather than accept clients the server cannot take.
+    int64_t requested = config_.maxclients;
+    if (!AdjustOpenFilesLimit() || config_.maxclients != requested) {
+      return "The operating system is not able to handle the specified number of clients, "
+             "try with " +
+             std::to_string(config_.maxclients);
+    }
+  } else if (name == "hz") {
     RestartCronTimer();
   } else if (name == "loglevel") {
     log::SetLevel(config_.loglevel);
@@ -769,6 +779,7 @@ void Server::ApplyConfigChange(const std::string& name) {
              name == "quarantine-ms") {
     if (quarantine_started_) quarantine_->OnConfigChange(clock_->MonoMs());
   }
+  return std::nullopt;
 }
 
 void Server::Dispatch(Connection& client, std::span<const std::string_view> argv,

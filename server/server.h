@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -93,7 +94,9 @@ class Server {
   void RequestShutdown();
 
   // Applies a configuration change made by CONFIG SET to the running server.
-  void ApplyConfigChange(const std::string& name);
+  // Returns why it cannot take effect (CONFIG SET then restores the old
+  // values), or nothing when it did.
+  std::optional<std::string> ApplyConfigChange(const std::string& name);
 
   Config& config() { return config_; }
   Keyspace& db() { return db_; }

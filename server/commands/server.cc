@@ -380,11 +380,22 @@ void ConfigSet(CommandContext& ctx) {
       return;
     }
   }
+  Config before = ctx.server.config();
   ctx.server.config() = std::move(updated);
+  for (size_t k = 0; k < params.size(); ++k) {
+    if (auto err = ctx.server.ApplyConfigChange(params[k]->name)) {
+      // All or nothing: put every value back and let the server act on the
+      // old values again.
+      ctx.server.config() = before;
+      for (const ConfigParam* p : params) ctx.server.ApplyConfigChange(p->name);
+      ctx.reply.Error("ERR CONFIG SET failed (possibly related to argument '" +
+                      std::string(ctx.argv[2 + 2 * k]) + "') - " + *err);
+      return;
+    }
+  }
   for (const ConfigParam* p : params) {
     log::Notice("CONFIG SET {} = {}", p->name,
                 p->name == "requirepass" ? std::string("(hidden)") : p->get(ctx.server.config()));
-    ctx.server.ApplyConfigChange(p->name);
   }
   ctx.reply.Ok();
 }

@@ -374,6 +374,43 @@ def test_maxclients_lowered_to_fit_a_low_fd_limit_like_redis(start, tmp_path, li
         red.stop()
 
 
+def test_config_set_maxclients_raises_the_fd_limit_or_refuses_like_redis(start, tmp_path):
+    """CONFIG SET maxclients raises the descriptor limit as start-up does
+    (soft and hard limit both set to maxclients + 32, Redis's way); past what
+    the limit now allows both servers refuse with the same error, keep the old
+    value, and a later value that fits still works."""
+    wrapper = ("prlimit", "--nofile=256:4096")
+    latch = start("--maxclients", 100, wrapper=wrapper)
+    red = redis(tmp_path, "--maxclients", 100, wrapper=wrapper)
+    try:
+        for srv in (latch.srv, red):
+            with srv.conn() as c:
+                assert c.cmd("CONFIG", "SET", "maxclients", "3000") == b"OK", srv.name
+                assert soft_nofile(srv.proc.pid) >= 3032, srv.name
+                err = c.cmd("CONFIG", "SET", "maxclients", "8000")
+                assert isinstance(err, lt.RespError) and err == (
+                    "ERR CONFIG SET failed (possibly related to argument 'maxclients') - The "
+                    "operating system is not able to handle the specified number of clients, "
+                    "try with 3000"), (srv.name, err)
+                assert c.cmd("CONFIG", "GET", "maxclients") == [b"maxclients", b"3000"], srv.name
+                # All or nothing: a valid change in the same call is not kept.
+                err = c.cmd("CONFIG", "SET", "timeout", "7", "maxclients", "9000")
+                assert isinstance(err, lt.RespError), srv.name
+                assert c.cmd("CONFIG", "GET", "timeout") == [b"timeout", b"0"], srv.name
+                assert c.cmd("CONFIG", "SET", "maxclients", "2000") == b"OK", srv.name
+                assert c.cmd("CONFIG", "GET", "maxclients") == [b"maxclients", b"2000"], srv.name
+    finally:
+        red.stop()
+
+
+def soft_nofile(pid):
+    with open("/proc/%d/limits" % pid) as f:
+        for line in f:
+            if line.startswith("Max open files"):
+                return int(line.split()[3])
+    raise AssertionError("no open-files line in /proc/%d/limits" % pid)
+
+
 def test_fd_limit_too_low_to_start_like_redis(tmp_path):
     """Redis refuses to start when not even its 32 reserved descriptors fit."""
     node = Node(str(tmp_path / "latch"), "--appendonly", "no", *lt.FRESH_ARGS,
