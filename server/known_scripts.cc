@@ -365,18 +365,27 @@ void SesameRelease(ScriptRun& s) {
   if (SesameSelect(s)) UnlockAllKeys(s, 2, 10);
 }
 
+// The ownership check most single-key scripts open with, on the line
+// `get_line` with the command spelled `get`:
+//   if redis.call(get, KEYS[1]) == ARGV[1] then … else return 0 end
+// Returns false after replying (0, or the GET's error).
+bool HeldByArg1(ScriptRun& s, int get_line, const char* get) {
+  auto r = s.Call(get_line, {get, s.Key(1)});
+  if (!r) return false;
+  if (!LuaEquals(*r, s.Arg(1))) {
+    s.reply().Int(0);
+    return false;
+  }
+  return true;
+}
+
 // The classic compare-and-delete several libraries ship, differing only in
 // where the calls sit in the script (error texts name the line) and how the
 // command names are spelled:
 //   if redis.call(get, KEYS[1]) == ARGV[1] then return redis.call(del, KEYS[1]) end
 //   return 0
 void DeleteIfEqual(ScriptRun& s, int get_line, const char* get, int del_line, const char* del) {
-  auto r = s.Call(get_line, {get, s.Key(1)});
-  if (!r) return;
-  if (!LuaEquals(*r, s.Arg(1))) {
-    s.reply().Int(0);
-    return;
-  }
+  if (!HeldByArg1(s, get_line, get)) return;
   auto deleted = s.Call(del_line, {del, s.Key(1)});
   if (deleted) s.reply().Int(deleted->integer);
 }
@@ -395,12 +404,7 @@ void SemaphoreRelease(ScriptRun& s) {
 //   end
 //   return 0
 void SemaphoreRefresh(ScriptRun& s) {
-  auto r = s.Call(6, {"get", s.Key(1)});
-  if (!r) return;
-  if (!LuaEquals(*r, s.Arg(1))) {
-    s.reply().Int(0);
-    return;
-  }
+  if (!HeldByArg1(s, 6, "get")) return;
   if (s.Call(9, {"pexpire", s.Key(1), s.Arg(2)})) s.reply().Int(1);
 }
 
@@ -414,12 +418,7 @@ void UniversalDeleteIfMatch(ScriptRun& s) {
 // EXTEND_IF_MATCH_SCRIPT:
 //   if GET(KEYS[1]) == ARGV[1] then return PEXPIRE(KEYS[1], ARGV[2]) else return 0 end
 void UniversalExtendIfMatch(ScriptRun& s) {
-  auto r = s.Call(1, {"GET", s.Key(1)});
-  if (!r) return;
-  if (!LuaEquals(*r, s.Arg(1))) {
-    s.reply().Int(0);
-    return;
-  }
+  if (!HeldByArg1(s, 1, "GET")) return;
   auto px = s.Call(2, {"PEXPIRE", s.Key(1), s.Arg(2)});
   if (px) s.reply().Int(px->integer);
 }
@@ -502,15 +501,9 @@ void UniversalInspect(ScriptRun& s) {
 // ---- Debian python3-redis 4.3.4 (redis/lock.py, class Lock). Each starts
 //   local token = redis.call('get', KEYS[1])
 //   if not token or token ~= ARGV[1] then return 0 end
-// Returns false after replying (0, or an error).
+// (Lua's `not token` case is the nil that never equals ARGV[1].)
 bool PyOwnsLock(ScriptRun& s) {
-  auto token = s.Call(2, {"get", s.Key(1)});
-  if (!token) return false;
-  if (!LuaEquals(*token, s.Arg(1))) {
-    s.reply().Int(0);
-    return false;
-  }
-  return true;
+  return HeldByArg1(s, 2, "get");
 }
 
 // LUA_RELEASE_SCRIPT: redis.call('del', KEYS[1]); return 1

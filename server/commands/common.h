@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -51,6 +52,13 @@ inline bool LeaseWithinCap(CommandContext& ctx, int64_t ttl_ms) {
   ctx.reply.Error("ERR TTL " + std::to_string(ttl_ms) + " ms exceeds max-lock-ttl (" +
                   std::to_string(cap) + " ms)");
   return false;
+}
+
+// A HELP subcommand's reply: an array with one simple string per line.
+template <typename Lines>
+void ReplyHelp(CommandContext& ctx, const Lines& lines) {
+  ctx.reply.Array(std::size(lines));
+  for (const auto& line : lines) ctx.reply.Simple(line);
 }
 
 }  // namespace latch::commands

@@ -419,8 +419,7 @@ void ClientHelp(CommandContext& ctx) {
       "HELP",
       "    Print this help.",
   };
-  ctx.reply.Array(std::size(kLines));
-  for (const char* l : kLines) ctx.reply.Simple(l);
+  ReplyHelp(ctx, kLines);
 }
 
 }  // namespace latch::commands

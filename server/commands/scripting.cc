@@ -134,8 +134,7 @@ void ScriptHelp(CommandContext& ctx) {
   lines.push_back(
       "Any other script is refused: use DELIFEQ key token (or DELEX key IFEQ token) to release "
       "a lock and SET key token IFEQ token PX ms to renew it.");
-  ctx.reply.Array(lines.size());
-  for (const std::string& l : lines) ctx.reply.Simple(l);
+  ReplyHelp(ctx, lines);
 }
 
 // FCALL, FCALL_RO, FUNCTION: latch has no functions at all.

@@ -418,8 +418,7 @@ void ConfigHelp(CommandContext& ctx) {
       "HELP",
       "    Print this help.",
   };
-  ctx.reply.Array(std::size(kLines));
-  for (const char* l : kLines) ctx.reply.Simple(l);
+  ReplyHelp(ctx, kLines);
 }
 
 // ---------------------------------------------------------------- COMMAND
@@ -517,8 +516,7 @@ void CommandHelp(CommandContext& ctx) {
       "HELP",
       "    Print this help.",
   };
-  ctx.reply.Array(std::size(kLines));
-  for (const char* l : kLines) ctx.reply.Simple(l);
+  ReplyHelp(ctx, kLines);
 }
 
 // ---------------------------------------------------------------- BGREWRITEAOF
@@ -577,8 +575,7 @@ void Debug(CommandContext& ctx) {
         "HELP",
         "    Print this help.",
     };
-    ctx.reply.Array(std::size(kLines));
-    for (const char* l : kLines) ctx.reply.Simple(l);
+    ReplyHelp(ctx, kLines);
     return;
   }
   ctx.reply.Error("ERR unknown subcommand '" + std::string(sub.substr(0, 128)) +

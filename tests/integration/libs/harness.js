@@ -41,6 +41,26 @@ async function rejection(promise, what) {
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+// One ioredis client per port, connected: a dead server makes commands fail
+// at once (no offline queue, no retries) while the client keeps reconnecting
+// in the background, which is what a RedLock library expects of its clients.
+async function ioredisClients(ps) {
+  const Redis = require('ioredis');
+  const clients = ps.map(
+    (port) =>
+      new Redis({
+        port,
+        host: '127.0.0.1',
+        enableOfflineQueue: false,
+        maxRetriesPerRequest: 0,
+        retryStrategy: () => 200,
+      })
+  );
+  for (const c of clients) c.on('error', () => {});
+  await Promise.all(clients.map((c) => new Promise((resolve) => c.once('ready', resolve))));
+  return clients;
+}
+
 let lines = null;
 // Asks the test to kill the last server, and waits until it has.
 function killLastServer() {
@@ -64,4 +84,13 @@ function main(scenario) {
   );
 }
 
-module.exports = { ports, step, check, rejection, sleep, killLastServer, main };
+module.exports = {
+  ports,
+  step,
+  check,
+  rejection,
+  sleep,
+  ioredisClients,
+  killLastServer,
+  main,
+};

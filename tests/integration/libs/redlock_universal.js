@@ -8,29 +8,26 @@
 // EXTEND_IF_MATCH, ATOMIC_EXTEND, BATCH_ACQUIRE, INSPECT.
 'use strict';
 
-const Redis = require('ioredis');
 const {
   createLock,
   createRedlock,
   IoredisAdapter,
   LockManager,
 } = require('redlock-universal');
-const { ports, step, check, rejection, sleep, killLastServer, main } = require('./harness');
+const {
+  ports,
+  step,
+  check,
+  rejection,
+  sleep,
+  ioredisClients,
+  killLastServer,
+  main,
+} = require('./harness');
 
 main(async () => {
   const ps = ports();
-  const clients = ps.map(
-    (port) =>
-      new Redis({
-        port,
-        host: '127.0.0.1',
-        enableOfflineQueue: false,
-        maxRetriesPerRequest: 0,
-        retryStrategy: () => 200,
-      })
-  );
-  for (const c of clients) c.on('error', () => {});
-  await Promise.all(clients.map((c) => new Promise((resolve) => c.once('ready', resolve))));
+  const clients = await ioredisClients(ps);
   const adapters = clients.map((c) => new IoredisAdapter(c));
   let killed = false;
   const live = () => (killed ? [0, 1] : ps.map((_, i) => i));

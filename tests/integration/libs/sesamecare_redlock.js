@@ -7,24 +7,21 @@
 // defineCommand: EVALSHA, then EVAL on NOSCRIPT).
 'use strict';
 
-const Redis = require('ioredis');
 const { Redlock, ExecutionError } = require('@sesamecare-oss/redlock');
-const { ports, step, check, rejection, sleep, killLastServer, main } = require('./harness');
+const {
+  ports,
+  step,
+  check,
+  rejection,
+  sleep,
+  ioredisClients,
+  killLastServer,
+  main,
+} = require('./harness');
 
 main(async () => {
   const ps = ports();
-  const clients = ps.map(
-    (port) =>
-      new Redis({
-        port,
-        host: '127.0.0.1',
-        enableOfflineQueue: false,
-        maxRetriesPerRequest: 0,
-        retryStrategy: () => 200,
-      })
-  );
-  for (const c of clients) c.on('error', () => {});
-  await Promise.all(clients.map((c) => new Promise((resolve) => c.once('ready', resolve))));
+  const clients = await ioredisClients(ps);
   let killed = false;
   const live = () => (killed ? [0, 1] : ps.map((_, i) => i));
 
