@@ -45,10 +45,6 @@ std::string ToLower(std::string_view s);
 // that echoes client input can never break the line-oriented protocol.
 void SanitizeErrorText(std::string& text);
 
-// Glob-style matching with Redis's `stringmatchlen` rules (* ? [a-z] [^x] \x),
-// optionally case-insensitive. Used by CONFIG GET and COMMAND LIST FILTERBY.
-bool GlobMatch(std::string_view pattern, std::string_view str, bool nocase = false);
-
 // The part of `s` before its first NUL byte: what Redis's "%s" formatting
 // echoes of a client's argument in an error text.
 inline std::string_view UpToNul(std::string_view s) {

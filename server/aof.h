@@ -44,7 +44,7 @@
 #include "server/bio.h"
 #include "server/clock.h"
 #include "server/config.h"
-#include "server/unique_fd.h"
+#include "common/unique_fd.h"
 
 namespace latch {
 

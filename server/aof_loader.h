@@ -22,7 +22,7 @@
 #include "server/aof_format.h"
 #include "server/clock.h"
 #include "server/config.h"
-#include "server/unique_fd.h"
+#include "common/unique_fd.h"
 
 namespace latch {
 

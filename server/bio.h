@@ -15,7 +15,7 @@
 #include <mutex>
 #include <thread>
 
-#include "server/unique_fd.h"
+#include "common/unique_fd.h"
 
 namespace latch {
 

@@ -63,9 +63,6 @@ const KnownScript* FindKnownScriptByText(std::string_view text);
 // for COMMAND DOCS, SCRIPT HELP and INFO.
 std::string KnownScriptLibraries();
 
-// SHA1 of `data` as 40 lower-case hex digits (what EVAL and SCRIPT LOAD use).
-std::string Sha1Hex(std::string_view data);
-
 // Runs `script` for EVAL/EVALSHA (read_only for EVAL_RO/EVALSHA_RO): KEYS are
 // `keys`, ARGV are `args`. The reply (or error) goes to ctx.reply.
 void RunKnownScript(const KnownScript& script, CommandContext& ctx,

@@ -12,7 +12,7 @@
 
 #include "protocol/text.h"
 #include "server/log.h"
-#include "server/unique_fd.h"
+#include "common/unique_fd.h"
 
 namespace latch {
 

@@ -39,7 +39,7 @@
 #include "server/effects.h"
 #include "server/keyspace.h"
 #include "server/quarantine.h"
-#include "server/unique_fd.h"
+#include "common/unique_fd.h"
 #include "server/uv_handle.h"
 
 namespace latch {

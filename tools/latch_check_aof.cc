@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "server/aof_format.h"
-#include "server/unique_fd.h"
+#include "common/unique_fd.h"
 
 namespace {
 

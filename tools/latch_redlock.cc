@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "server/unique_fd.h"
+#include "common/unique_fd.h"
 #include "tools/redlock/cli_args.h"
 #include "tools/redlock/redlock.h"
 

@@ -4,9 +4,9 @@
 // authentication) and never touch the keyspace.
 #include <cctype>
 
+#include "common/sha1.h"
 #include "server/commands/common.h"
 #include "server/connection.h"
-#include "server/known_scripts.h"
 #include "server/server.h"
 
 namespace latch::commands {

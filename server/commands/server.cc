@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "common/glob.h"
 #include "server/commands/common.h"
 #include "server/connection.h"
 #include "server/effects.h"

@@ -25,7 +25,7 @@
 #include <gtest/gtest.h>
 
 #include "protocol/request_writer.h"
-#include "server/unique_fd.h"
+#include "common/unique_fd.h"
 
 namespace latch {
 namespace {

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/sha1.h"
 #include "server/command_table.h"
 #include "server/known_scripts.h"
 #include "test_server.h"

@@ -5,6 +5,7 @@
 // case-insensitive form, CONFIG GET).
 
 #include "protocol/text.h"
+#include "common/glob.h"
 
 #include <gtest/gtest.h>
 

@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "protocol/reply_parser.h"
-#include "server/unique_fd.h"
+#include "common/unique_fd.h"
 
 namespace latch {
 
