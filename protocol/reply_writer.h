@@ -12,33 +12,35 @@
 #include <string>
 #include <string_view>
 
+#include "protocol/reply_sink.h"
+
 namespace latch::resp {
 
-class ReplyWriter {
+class ReplyWriter final : public ReplySink {
  public:
   // `protocol` is 2 or 3 (the version chosen with HELLO).
   ReplyWriter(std::string* out, int protocol) : out_(out), resp3_(protocol == 3) {}
 
-  bool resp3() const { return resp3_; }
   std::string* buffer() const { return out_; }
 
-  void Ok() { out_->append("+OK\r\n"); }
-  void Simple(std::string_view s);
-  // `text` is the whole error line without the leading '-' (for example
-  // "ERR syntax error"). CR and LF are replaced with spaces.
-  void Error(std::string_view text);
-  void Int(int64_t v);
-  void Bulk(std::string_view s);
-  void Null();       // a missing value: `$-1` / `_`
-  void NullArray();  // a missing aggregate: `*-1` / `_`
-  void Array(size_t n);
-  void Map(size_t pairs);
-  void Set(size_t n);
-  void Push(size_t n);
-  void Double(double v);
-  void Bool(bool v);
-  // A verbatim string (`=`), e.g. format "txt" for INFO in RESP3.
-  void Verbatim(std::string_view format, std::string_view text);
+  int protocol() const override { return resp3_ ? 3 : 2; }
+  void SetProtocol(int protocol) override { resp3_ = protocol == 3; }
+  void Ok() override { out_->append("+OK\r\n"); }
+  void Simple(std::string_view s) override;
+  void Error(std::string_view text) override;
+  void Int(int64_t v) override;
+  void Bulk(std::string_view s) override;
+  void Null() override;
+  void NullArray() override;
+  void Array(size_t n) override;
+  void Map(size_t pairs) override;
+  void Set(size_t n) override;
+  void Push(size_t n) override;
+  void Double(double v) override;
+  void Bool(bool v) override;
+  void Verbatim(std::string_view format, std::string_view text) override;
+  size_t Mark() const override { return out_->size(); }
+  void RewindTo(size_t mark) override { out_->resize(mark); }
 
  private:
   void Header(char type, int64_t n);

@@ -1,6 +1,8 @@
 #include "server/clock.h"
 
 #include <ctime>
+#include <fstream>
+#include <sstream>
 
 namespace latch {
 
@@ -19,7 +21,26 @@ int64_t SystemClock::MonoMs() const {
 int64_t SystemClock::WallUs() const {
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1'000'000 + ts.tv_nsec / 1000;
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000 + ts.tv_nsec / 1000 + wall_offset_us_;
+}
+
+std::string SystemClock::Id() const {
+  if (!id_override_.empty()) return id_override_;
+  // The boot: a random id the kernel picks at each boot.
+  std::string boot;
+  std::ifstream("/proc/sys/kernel/random/boot_id") >> boot;
+  if (boot.empty()) boot = "unknown-boot";
+  // The time namespace: a container may see CLOCK_BOOTTIME shifted by an
+  // offset (/proc/self/timens_offsets, "boottime <secs> <nsecs>"); its
+  // readings do not compare with the host's, nor with another namespace's.
+  std::ifstream offsets("/proc/self/timens_offsets");
+  std::string line, name;
+  long long secs = 0, nsecs = 0;
+  while (std::getline(offsets, line)) {
+    std::istringstream in(line);
+    if (in >> name && name == "boottime") in >> secs >> nsecs;
+  }
+  return boot + "+" + std::to_string(secs) + "." + std::to_string(nsecs);
 }
 
 }  // namespace latch

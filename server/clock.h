@@ -1,13 +1,19 @@
 // The two clocks of the server, behind one small interface.
 //
-// Lock TTLs live on the monotonic clock, which never jumps: stepping the
-// system clock (NTP, an operator, a VM migration) must not shorten or lengthen
-// a lease. Wall-clock time is used only where the interface demands it:
-// EXAT/PXAT arguments, absolute expiries in the log, TIME and INFO. Each is
-// converted to the monotonic clock once, when applied.
+// Lock TTLs live on the boot clock (CLOCK_BOOTTIME), which never jumps:
+// stepping the system clock (NTP, an operator, a VM migration) must not
+// shorten or lengthen a lease. Wall-clock time is used only where the
+// interface demands it: EXAT/PXAT arguments, absolute expiries in the log,
+// TIME and INFO. Each is converted to the boot clock once, when applied.
+//
+// Readings of the boot clock are comparable only on the same clock: the same
+// boot of the same machine, seen from the same time namespace. Id() names it
+// (the kernel's boot id and the namespace's boot-time offset); a log or state
+// record written under another id says nothing about elapsed time.
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace latch {
 
@@ -21,13 +27,24 @@ class Clock {
   // Microseconds since the Unix epoch (may jump).
   virtual int64_t WallUs() const = 0;
   int64_t WallMs() const { return WallUs() / 1000; }
+  // Which boot clock MonoMs() reads (no spaces).
+  virtual std::string Id() const = 0;
 };
 
-// CLOCK_MONOTONIC and CLOCK_REALTIME.
+// CLOCK_BOOTTIME and CLOCK_REALTIME. The test knobs (debug-wall-offset-ms,
+// debug-clock-id, behind enable-debug-command) shift the wall clock and
+// rename the boot clock, as a clock step or a move to another host would.
 class SystemClock final : public Clock {
  public:
   int64_t MonoMs() const override;
   int64_t WallUs() const override;
+  std::string Id() const override;
+  void set_wall_offset_ms(int64_t ms) { wall_offset_us_ = ms * 1000; }
+  void set_id_override(std::string id) { id_override_ = std::move(id); }
+
+ private:
+  int64_t wall_offset_us_ = 0;
+  std::string id_override_;
 };
 
 // A clock the tests move by hand.
@@ -41,8 +58,11 @@ class ManualClock final : public Clock {
   }
   // Steps only the wall clock, as an NTP correction would.
   void StepWall(int64_t ms) { wall_us_ += ms * 1000; }
+  std::string Id() const override { return id_; }
+  void set_id(std::string id) { id_ = std::move(id); }
 
  private:
+  std::string id_ = "manual-clock";
   int64_t mono_ms_ = 1'000'000;
   int64_t wall_us_ = 1'700'000'000'000'000;
 };

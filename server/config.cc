@@ -105,6 +105,11 @@ ConfigParam Enum(std::string name, E Config::*field, std::vector<std::pair<std::
           }};
 }
 
+ConfigParam Affects(ConfigParam p, uint32_t effects) {
+  p.effects = effects;
+  return p;
+}
+
 std::vector<ConfigParam> BuildParams() {
   constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
   constexpr int64_t kLongMax = std::numeric_limits<int64_t>::max();
@@ -122,7 +127,8 @@ std::vector<ConfigParam> BuildParams() {
   p.push_back(Int("timeout", &Config::timeout, 0, kIntMax));
   p.push_back(Int("tcp-keepalive", &Config::tcp_keepalive, 0, kIntMax));
   p.push_back(Bool("protected-mode", &Config::protected_mode));
-  p.push_back(Int("maxclients", &Config::maxclients, 1, std::numeric_limits<uint32_t>::max()));
+  p.push_back(Affects(Int("maxclients", &Config::maxclients, 1, std::numeric_limits<uint32_t>::max()),
+                      kEffectMaxClients));
 
   // Limits
   p.push_back(Memory("proto-max-bulk-len", &Config::proto_max_bulk_len, 1024 * 1024, kLongMax));
@@ -170,11 +176,12 @@ std::vector<ConfigParam> BuildParams() {
   // General
   p.push_back(String("dir", &Config::dir, false));
   p.push_back(String("logfile", &Config::logfile, false));
-  p.push_back(Enum<LogLevel>("loglevel", &Config::loglevel,
-                             {{"debug", LogLevel::kDebug},
-                              {"verbose", LogLevel::kVerbose},
-                              {"notice", LogLevel::kNotice},
-                              {"warning", LogLevel::kWarning}}));
+  p.push_back(Affects(Enum<LogLevel>("loglevel", &Config::loglevel,
+                                     {{"debug", LogLevel::kDebug},
+                                      {"verbose", LogLevel::kVerbose},
+                                      {"notice", LogLevel::kNotice},
+                                      {"warning", LogLevel::kWarning}}),
+                      kEffectLogLevel));
   p.push_back(String("pidfile", &Config::pidfile, false));
   // Like Redis: any non-negative value is accepted and clamped to 1..500.
   p.push_back({"hz", true, [](const Config& c) { return std::to_string(c.hz); },
@@ -184,7 +191,8 @@ std::vector<ConfigParam> BuildParams() {
                  if (auto err = CheckRange(*v, 0, std::numeric_limits<int32_t>::max())) return err;
                  c.hz = std::clamp<int64_t>(*v, 1, 500);
                  return std::nullopt;
-               }});
+               },
+               1, kEffectCron});
   p.push_back({"save", true, [](const Config& c) { return c.save; },
                [](Config& c, const Args& a) -> SetResult {
                  // "<seconds> <changes>" pairs, or "" (latch has no snapshots;
@@ -207,21 +215,32 @@ std::vector<ConfigParam> BuildParams() {
   // Append-only log
   p.push_back(Bool("appendonly", &Config::appendonly, false));
   p.push_back(String("appendfilename", &Config::appendfilename, false));
-  p.push_back(Enum<FsyncPolicy>("appendfsync", &Config::appendfsync,
-                                {{"everysec", FsyncPolicy::kEverysec},
-                                 {"always", FsyncPolicy::kAlways},
-                                 {"no", FsyncPolicy::kNo}}));
+  p.push_back(Affects(Enum<FsyncPolicy>("appendfsync", &Config::appendfsync,
+                                        {{"everysec", FsyncPolicy::kEverysec},
+                                         {"always", FsyncPolicy::kAlways},
+                                         {"no", FsyncPolicy::kNo}}),
+                      kEffectLogWriter | kEffectLeasePolicy));
   p.push_back(Bool("aof-load-truncated", &Config::aof_load_truncated));
-  p.push_back(Int("auto-aof-rewrite-percentage", &Config::auto_aof_rewrite_percentage, 0, kIntMax));
-  p.push_back(Memory("auto-aof-rewrite-min-size", &Config::auto_aof_rewrite_min_size, 0, kLongMax));
+  p.push_back(Affects(
+      Int("auto-aof-rewrite-percentage", &Config::auto_aof_rewrite_percentage, 0, kIntMax),
+      kEffectLogWriter));
+  p.push_back(Affects(
+      Memory("auto-aof-rewrite-min-size", &Config::auto_aof_rewrite_min_size, 0, kLongMax),
+      kEffectLogWriter));
 
   // Lock safety
-  p.push_back(Int("max-lock-ttl", &Config::max_lock_ttl, 0, kLongMax));
-  p.push_back(Enum<QuarantineMode>("quarantine", &Config::quarantine,
-                                   {{"auto", QuarantineMode::kAuto},
-                                    {"always", QuarantineMode::kAlways},
-                                    {"never", QuarantineMode::kNever}}));
-  p.push_back(Int("quarantine-ms", &Config::quarantine_ms, -1, kLongMax));
+  p.push_back(Affects(Int("max-lock-ttl", &Config::max_lock_ttl, 0, kLongMax), kEffectLeasePolicy));
+  p.push_back(Affects(Enum<QuarantineMode>("quarantine", &Config::quarantine,
+                                           {{"auto", QuarantineMode::kAuto},
+                                            {"always", QuarantineMode::kAlways},
+                                            {"never", QuarantineMode::kNever}}),
+                      kEffectLeasePolicy));
+  p.push_back(Affects(Int("quarantine-ms", &Config::quarantine_ms, -1, kLongMax),
+                      kEffectLeasePolicy));
+  // Test knobs (enable-debug-command): see Config.
+  p.push_back(Int("debug-wall-offset-ms", &Config::debug_wall_offset_ms, -kLongMax / 4,
+                  kLongMax / 4, false));
+  p.push_back(String("debug-clock-id", &Config::debug_clock_id, false));
   return p;
 }
 
@@ -338,19 +357,29 @@ std::optional<std::string> LoadConfig(Config& config, const std::string& file,
     if (!arity_ok) return fail("Bad directive or wrong number of arguments");
     if (auto err = param->set(config, args)) return fail(*err);
   }
-  return std::nullopt;
+  return CheckConfig(config);
 }
 
-const char* FsyncPolicyName(FsyncPolicy p) {
-  switch (p) {
-    case FsyncPolicy::kAlways:
-      return "always";
-    case FsyncPolicy::kEverysec:
-      return "everysec";
-    case FsyncPolicy::kNo:
-      return "no";
+std::optional<std::string> CheckConfig(const Config& config) {
+  auto fail = [](const std::string& why) {
+    return "\n*** FATAL CONFIG FILE ERROR (latch " + std::string(kLatchVersion) + ") ***\n" + why;
+  };
+  if (config.quarantine == QuarantineMode::kAlways && config.quarantine_ms < 0 &&
+      config.max_lock_ttl <= 0) {
+    return fail(
+        "'quarantine always' quarantines every start as if the node's storage had vanished, "
+        "and needs to know for how long: set quarantine-ms, or max-lock-ttl (the longest lease "
+        "the node grants)");
   }
-  return "?";
+  if ((config.debug_wall_offset_ms != 0 || !config.debug_clock_id.empty()) &&
+      config.enable_debug_command == DebugCommand::kNo) {
+    return fail("debug-wall-offset-ms and debug-clock-id are test knobs: they need "
+                "enable-debug-command yes (or local)");
+  }
+  if (config.debug_clock_id.find_first_of(" \t\r\n") != std::string::npos) {
+    return fail("debug-clock-id cannot contain spaces");
+  }
+  return std::nullopt;
 }
 
 const char* QuarantineModeName(QuarantineMode m) {

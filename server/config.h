@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "log/sync_policy.h"
+
 namespace latch {
 
 inline constexpr const char* kLatchVersion = "0.1.0";
@@ -22,7 +24,7 @@ inline constexpr const char* kLatchVersion = "0.1.0";
 // libraries only use them when the server says it is at least that version.
 inline constexpr const char* kRedisCompatVersion = "8.4.0";
 
-enum class FsyncPolicy { kAlways, kEverysec, kNo };
+using FsyncPolicy = aof::SyncPolicy;
 enum class QuarantineMode { kAuto, kAlways, kNever };
 enum class LogLevel { kDebug, kVerbose, kNotice, kWarning };
 enum class DebugCommand { kNo, kYes, kLocal };
@@ -66,13 +68,31 @@ struct Config {
   bool aof_load_truncated = true;
   int64_t auto_aof_rewrite_percentage = 100;
   int64_t auto_aof_rewrite_min_size = 64LL * 1024 * 1024;
-  // Lock safety
-  int64_t max_lock_ttl = 60000;  // ms; 0 = no cap
+  // Lock safety (see lease_policy.h)
+  int64_t max_lock_ttl = 0;  // ms; 0 = no cap, as Redis
   QuarantineMode quarantine = QuarantineMode::kAuto;
-  int64_t quarantine_ms = -1;  // -1 = same as max-lock-ttl
+  // How long to quarantine when no record says (state record lost or
+  // damaged, quarantine always); -1: max-lock-ttl if set.
+  int64_t quarantine_ms = -1;
+  // Test knobs, honoured only with enable-debug-command: a wall clock
+  // shifted by this many ms, and another clock identity (as after a reboot
+  // or on another host).
+  int64_t debug_wall_offset_ms = 0;
+  std::string debug_clock_id;
 
   // Where the config was read from (for INFO and the start-up line).
   std::string config_file;
+};
+
+// What a change of a parameter at run time affects: the server runs the
+// matching hook after CONFIG SET (server.cc, ApplyConfigChange).
+enum ConfigEffect : uint32_t {
+  kEffectNone = 0,
+  kEffectLeasePolicy = 1u << 0,  // lease_policy.h: appendfsync, max-lock-ttl, quarantine…
+  kEffectLogWriter = 1u << 1,    // appendfsync, auto-aof-rewrite-*
+  kEffectCron = 1u << 2,         // hz
+  kEffectLogLevel = 1u << 3,     // loglevel
+  kEffectMaxClients = 1u << 4,   // maxclients: the file-descriptor limit
 };
 
 // One configuration parameter.
@@ -86,6 +106,7 @@ struct ConfigParam {
   std::function<std::optional<std::string>(Config&, const std::vector<std::string>&)> set;
   // How many words the parameter takes in a config file (-1: one or more).
   int arity = 1;
+  uint32_t effects = kEffectNone;
 };
 
 // The registry of every parameter the server has, in a stable order.
@@ -98,15 +119,15 @@ const ConfigParam* FindConfigParam(std::string_view name);
 std::optional<std::string> LoadConfig(Config& config, const std::string& file,
                                       const std::vector<std::string>& cli_args);
 
+// Checks rules that involve several parameters (run after loading).
+std::optional<std::string> CheckConfig(const Config& config);
+
 // Parses "1gb", "512mb", "100" into bytes (Redis's memtoull rules).
 std::optional<int64_t> ParseMemory(std::string_view s);
 
-// The effective quarantine duration (quarantine-ms, or max-lock-ttl when unset).
-inline int64_t EffectiveQuarantineMs(const Config& c) {
-  return c.quarantine_ms >= 0 ? c.quarantine_ms : c.max_lock_ttl;
+inline const char* FsyncPolicyName(FsyncPolicy p) {
+  return aof::SyncPolicyName(p);
 }
-
-const char* FsyncPolicyName(FsyncPolicy p);
 const char* QuarantineModeName(QuarantineMode m);
 
 }  // namespace latch

@@ -10,9 +10,20 @@
 
 namespace latch {
 
-Connection::Connection(Server& server, uint64_t id) : server_(server), id_(id) {
+Connection::Connection(Server& server, uint64_t id) : Session(id), server_(server) {
   tcp_.data = this;
   write_req_.data = this;
+}
+
+Session::Buffers Connection::buffers() const {
+  Buffers b;
+  b.fd = fd();
+  b.query = query_buffer_size();
+  b.query_capacity = query_buffer_capacity();
+  b.output = out_.size();
+  b.output_pending = pending_output();
+  b.output_capacity = out_.capacity();
+  return b;
 }
 
 int Connection::fd() const {
@@ -93,7 +104,7 @@ void Connection::OnRead(uv_stream_t* s, ssize_t n, const uv_buf_t*) {
         log::Warning(
             "Closing client id={} addr={}: out of memory for its query buffer ({} bytes "
             "wanted; {} clients closed since the last report)",
-            c->id_, c->addr, c->parser_.bytes_wanted(), since_log);
+            c->id(), c->addr, c->parser_.bytes_wanted(), since_log);
         last_log_ms = now;
         since_log = 0;
       }
@@ -125,7 +136,7 @@ void Connection::ProcessInput() {
       // One error reply, then close once it is sent (Redis's behaviour).
       resp::ReplyWriter(&out_, resp).Error(parser_.error());
       ++server_.stats().total_error_replies;
-      log::Verbose("Protocol error ({}) from client: id={} addr={}", parser_.error(), id_, addr);
+      log::Verbose("Protocol error ({}) from client: id={} addr={}", parser_.error(), id(), addr);
       rbuf_start_ = rbuf_end_ = 0;
       CloseAfterReply();
       server_.OnClientOutput(*this);
@@ -142,7 +153,7 @@ void Connection::ProcessInput() {
   }
   if (rbuf_start_ == rbuf_end_) rbuf_start_ = rbuf_end_ = 0;
   if (query_buffer_size() > static_cast<size_t>(config.client_query_buffer_limit)) {
-    log::Warning("Closing client that reached max query buffer length: id={} addr={} qbuf={}", id_,
+    log::Warning("Closing client that reached max query buffer length: id={} addr={} qbuf={}", id(),
                  addr, query_buffer_size());
     Close();
     return;
@@ -172,7 +183,7 @@ bool Connection::CheckOutputLimits() {
     log::Warning(
         "Client id={} addr={} scheduled to be closed ASAP for overcoming of output "
         "buffer limits.",
-        id_, addr);
+        id(), addr);
     Close();
     return false;
   }

@@ -25,12 +25,13 @@
 #include <vector>
 
 #include "protocol/request_parser.h"
+#include "server/session.h"
 
 namespace latch {
 
 class Server;
 
-class Connection {
+class Connection final : public Session {
  public:
   // Output above which reading from the client pauses.
   static constexpr size_t kPauseReadingAt = 1 << 20;
@@ -46,16 +47,16 @@ class Connection {
   // Sends pending output (one write). Called by the server before it sleeps.
   void Flush();
   // Closes now, dropping unsent output.
-  void Close();
+  void Close() override;
   // Frees the query and output buffers if they hold nothing (idle clients).
   void ReleaseIdleBuffers();
   // Closes once the output written so far has been sent (QUIT, protocol
   // errors, CLIENT KILL of oneself).
-  void CloseAfterReply() { close_after_reply_ = true; }
+  void CloseAfterReply() override { close_after_reply_ = true; }
+  bool closing() const override { return closing_; }
+  Buffers buffers() const override;
 
   uv_tcp_t* handle() { return &tcp_; }
-  uint64_t id() const { return id_; }
-  bool closing() const { return closing_; }
   bool close_after_reply() const { return close_after_reply_; }
 
   // Output produced for this client and not yet handed to the kernel.
@@ -64,35 +65,14 @@ class Connection {
   size_t query_buffer_size() const { return rbuf_end_ - rbuf_start_; }
   size_t query_buffer_capacity() const { return rbuf_.size(); }
 
-  // Session state, used by commands.
-  int resp = 2;                   // protocol version chosen with HELLO
-  bool authenticated = false;     // true once AUTH succeeded or no password is set
-  bool monitor = false;           // receives MONITOR feed
-  std::string name;               // CLIENT SETNAME
-  std::string lib_name, lib_ver;  // CLIENT SETINFO
-  std::string addr, laddr;        // "ip:port" of the peer and of our socket
-  bool local = false;             // peer is a loopback address
-  int64_t created_ms = 0;         // monotonic
-  int64_t last_interaction_ms = 0;
-  // The command being or last executed (its full name lives in the command
-  // table), for CLIENT LIST; nullptr before the first.
-  const std::string* last_command = nullptr;
-  int64_t output_soft_limit_since_ms = 0;  // when output first exceeded the soft limit
-
-  // MULTI … EXEC: the queued requests (copied: the query buffer moves on),
-  // whether one was refused while queueing (EXEC then aborts), and WATCH.
-  bool in_multi = false;
-  bool multi_failed = false;
-  std::vector<std::vector<std::string>> queued;
-  std::vector<std::string> watched_keys;
-  bool watched_key_touched = false;
-
-  // appendfsync always: output from byte held_from onward reports an effect
-  // that is not durable until the log's durable_end() reaches held_until.
+  // Output from byte held_from onward reports an effect that may not leave
+  // until the log's durable_end() reaches held_until (written to the file;
+  // under appendfsync always, also fsynced).
   static constexpr size_t kNotHeld = static_cast<size_t>(-1);
   size_t held_from = kNotHeld;
   uint64_t held_until = 0;
   int fd() const;
+  int64_t output_soft_limit_since_ms = 0;  // when output first exceeded the soft limit
 
  private:
   friend class Server;
@@ -111,7 +91,6 @@ class Connection {
   bool CheckOutputLimits();
 
   Server& server_;
-  uint64_t id_;
   uv_tcp_t tcp_;
   uv_write_t write_req_;
   bool reading_ = false;

@@ -63,6 +63,12 @@ class Keyspace {
   // The live entry for `key`, or nullptr. Removes the key if it has expired.
   const Entry* Find(std::string_view key, int64_t now);
 
+  // The entry for `key`, expired or not (no lazy expiry, no listener).
+  const Entry* Peek(std::string_view key) {
+    Entry** slot = Locate(key, Hash(key));
+    return slot != nullptr ? *slot : nullptr;
+  }
+
   // Whether `key` is stored, expired or not (no lazy expiry, no listener).
   bool Contains(std::string_view key) { return Locate(key, Hash(key)) != nullptr; }
 

@@ -68,6 +68,10 @@ int main(int argc, char** argv) {
   // EFBIG and be handled like a full disk, not kill the process.
   std::signal(SIGXFSZ, SIG_IGN);
 
-  latch::Server server(std::move(config), std::make_unique<latch::SystemClock>());
+  auto clock = std::make_unique<latch::SystemClock>();
+  // Test knobs (CheckConfig allows them only with enable-debug-command).
+  clock->set_wall_offset_ms(config.debug_wall_offset_ms);
+  clock->set_id_override(config.debug_clock_id);
+  latch::Server server(std::move(config), std::move(clock));
   return server.Run();
 }

@@ -1,29 +1,19 @@
 #include "server/server.h"
 
 #include <fcntl.h>
-#include <sys/resource.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <random>
 
-#include "protocol/text.h"
-#include "server/command_table.h"
+#include "protocol/reply_writer.h"
 #include "server/connection.h"
 #include "server/log.h"
+#include "server/monitor.h"
 
 namespace latch {
-
-uint64_t Stats::InstantaneousOps() const {
-  uint64_t sum = 0;
-  for (uint64_t s : ops_samples) sum += s;
-  return sum / kOpsSamples;
-}
 
 namespace {
 
@@ -35,68 +25,43 @@ std::string RandomHex(size_t n) {
   return out;
 }
 
-// "ip:port", with brackets for IPv6 as Redis prints it.
-std::string FormatAddr(const sockaddr_storage& sa) {
-  char ip[INET6_ADDRSTRLEN] = "?";
-  int port = 0;
-  if (sa.ss_family == AF_INET) {
-    const auto* in = reinterpret_cast<const sockaddr_in*>(&sa);
-    uv_ip4_name(in, ip, sizeof(ip));
-    port = ntohs(in->sin_port);
-    return std::string(ip) + ":" + std::to_string(port);
+// The log library's messages go to the server's log.
+void LogMessage(aof::Severity severity, const std::string& text) {
+  if (severity == aof::Severity::kWarning) {
+    log::Warning("{}", text);
+  } else {
+    log::Notice("{}", text);
   }
-  if (sa.ss_family == AF_INET6) {
-    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&sa);
-    uv_ip6_name(in6, ip, sizeof(ip));
-    port = ntohs(in6->sin6_port);
-    return "[" + std::string(ip) + "]:" + std::to_string(port);
-  }
-  return "?:0";
-}
-
-bool IsLoopback(const sockaddr_storage& sa) {
-  if (sa.ss_family == AF_INET) {
-    const auto* in = reinterpret_cast<const sockaddr_in*>(&sa);
-    return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
-  }
-  if (sa.ss_family == AF_INET6) {
-    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&sa);
-    if (IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr)) return true;
-    // An IPv4 loopback address mapped into IPv6 (::ffff:127.x.y.z).
-    return IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr) && in6->sin6_addr.s6_addr[12] == 127;
-  }
-  return false;
 }
 
 }  // namespace
 
 Server::Server(Config config, std::unique_ptr<Clock> clock)
-    : config_(std::move(config)), commands_(CommandTable::Get()), clock_(std::move(clock)) {
+    : config_(std::move(config)),
+      commands_(CommandRegistry::Get()),
+      clock_(std::move(clock)),
+      store_(clock_->Id()),
+      watches_(store_),
+      bio_(std::make_unique<BackgroundIo>()),
+      policy_(std::make_unique<LeasePolicy>(config_, *bio_, clock_->Id(),
+                                            commands_.ReleaseCommands())),
+      gate_(commands_, store_, *policy_, *this) {
   uv_loop_init(&loop_);
-  bio_ = std::make_unique<BackgroundIo>();
-  quarantine_ = std::make_unique<Quarantine>(config_, *bio_);
+  aof::SetMessageSink(LogMessage);
   run_id_ = RandomHex(40);
   start_mono_ms_ = clock_->MonoMs();
-  // Keys removed because their TTL passed are effects like any other: the log
-  // records a DEL so a replica of the log agrees with memory.
-  effects_.set_key_observer([this](std::string_view key) { OnKeyChanged(key); });
-  db_.set_expiry_listener([this](std::string_view key) {
-    ++stats_.expired_keys;
-    effects_.Del(key);
-  });
+  store_.set_key_observer([this](std::string_view key) { watches_.Touched(key); });
+  store_.set_flush_observer([this] { watches_.TouchedAll(); });
+  store_.set_expiry_observer([this](std::string_view) { ++stats_.expired_keys; });
 }
 
 Server::~Server() {
-  // Finish background jobs first: they refer to the log and the quarantine.
-  bio_.reset();
+  // Finish background jobs first: they refer to the log and the lease policy.
+  bio_->Drain();
   CloseAll();
   // Let libuv deliver the close callbacks, which free the handles.
   uv_run(&loop_, UV_RUN_DEFAULT);
   uv_loop_close(&loop_);
-}
-
-Connection* Server::ClientNext(Connection* c) {
-  return c->next_;
 }
 
 TimeSnapshot Server::Now() {
@@ -109,132 +74,7 @@ TimeSnapshot Server::Now() {
   return {mono, mono + wall_offset_ms_};
 }
 
-Connection* Server::FindClient(uint64_t id) {
-  for (Connection* c = clients_head_; c != nullptr; c = c->next_) {
-    if (c->id() == id && !c->closing()) return c;
-  }
-  return nullptr;
-}
-
-bool Server::Listen() {
-  for (const std::string& spec : config_.bind) {
-    // A leading '-' marks an address that may be unavailable (Redis's
-    // syntax; for instance ::1 on a host without IPv6).
-    bool optional = !spec.empty() && spec[0] == '-';
-    std::string ip = optional ? spec.substr(1) : spec;
-    sockaddr_storage addr{};
-    int rc = ip.find(':') != std::string::npos
-                 ? uv_ip6_addr(ip.c_str(), static_cast<int>(config_.port),
-                               reinterpret_cast<sockaddr_in6*>(&addr))
-                 : uv_ip4_addr(ip.c_str(), static_cast<int>(config_.port),
-                               reinterpret_cast<sockaddr_in*>(&addr));
-    UvHandle<uv_tcp_t> tcp;
-    if (rc == 0) rc = BindAndListen(tcp, addr);
-    if (rc != 0) {
-      if (optional && (rc == UV_EADDRNOTAVAIL || rc == UV_EAFNOSUPPORT || rc == UV_EINVAL)) {
-        log::Verbose("Skipping optional bind address {}: {}", ip, uv_strerror(rc));
-        continue;
-      }
-      log::Warning("Warning: Could not create server TCP listening socket {}:{}: {}", ip,
-                   config_.port, uv_strerror(rc));
-      log::Warning("Failed listening on port {} (tcp), aborting.", config_.port);
-      return false;
-    }
-    listeners_.push_back(std::move(tcp));
-  }
-  if (listeners_.empty()) {
-    log::Warning("No address to listen on: check the bind setting.");
-    return false;
-  }
-  spare_fd_.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-  return true;
-}
-
-int Server::BindAndListen(UvHandle<uv_tcp_t>& tcp, const sockaddr_storage& addr) {
-  // libuv creates the socket (and closes it with the handle); binding,
-  // listening and accepting are done here rather than by uv_listen, whose
-  // accept loop handles running out of descriptors silently (see
-  // AcceptPending).
-  int rc = uv_tcp_init_ex(&loop_, tcp.get(), addr.ss_family);
-  if (rc != 0) return rc;
-  tcp.MarkInitialized();
-  tcp->data = this;
-  uv_os_fd_t fd = -1;
-  if ((rc = uv_fileno(tcp.handle(), &fd)) != 0) return rc;
-  int one = 1;
-  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  if (addr.ss_family == AF_INET6) ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-  socklen_t len = addr.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
-  if (::bind(fd, reinterpret_cast<const sockaddr*>(&addr), len) != 0 ||
-      ::listen(fd, static_cast<int>(config_.tcp_backlog)) != 0) {
-    return uv_translate_sys_error(errno);
-  }
-  UvHandle<uv_poll_t> poll;
-  if ((rc = uv_poll_init_socket(&loop_, poll.get(), fd)) != 0) return rc;
-  poll.MarkInitialized();
-  poll->data = this;
-  uv_poll_start(poll.get(), UV_READABLE, OnAcceptable);
-  acceptors_.push_back(std::move(poll));
-  return 0;
-}
-
-bool Server::AdjustOpenFilesLimit() {
-  // Each client needs a file descriptor, plus a few for listeners, the log
-  // and libuv (Redis's CONFIG_MIN_RESERVED_FDS). Redis's algorithm and log
-  // lines, so operators see what they know: ask for maxclients + 32 (soft and
-  // hard limit: root may raise the hard one), else for as much as allowed in
-  // steps of 16; if that is not enough, lower maxclients to what fits, and
-  // refuse to start if not even the reserved descriptors fit.
-  constexpr rlim_t kReserved = 32;
-  rlim_t wanted = static_cast<rlim_t>(config_.maxclients) + kReserved;
-  rlimit lim{};
-  if (getrlimit(RLIMIT_NOFILE, &lim) != 0) {
-    log::Warning(
-        "Unable to obtain the current NOFILE limit ({}), assuming 1024 and setting the "
-        "max clients configuration accordingly.",
-        std::strerror(errno));
-    config_.maxclients = 1024 - static_cast<int64_t>(kReserved);
-    return true;
-  }
-  rlim_t old = lim.rlim_cur;
-  if (old >= wanted) return true;
-  rlim_t best = wanted;
-  int error = 0;
-  while (best > old) {
-    rlimit attempt{best, best};
-    if (setrlimit(RLIMIT_NOFILE, &attempt) == 0) break;
-    error = errno;
-    if (best < 16) {
-      best = old;
-      break;
-    }
-    best -= 16;
-  }
-  if (best < old) best = old;
-  if (best >= wanted) {
-    log::Notice("Increased maximum number of open files to {} (it was originally set to {}).",
-                static_cast<uint64_t>(wanted), static_cast<uint64_t>(old));
-    return true;
-  }
-  if (best <= kReserved) {
-    log::Warning(
-        "Your current 'ulimit -n' of {} is not enough for the server to start. Please "
-        "increase your open file limit to at least {}. Exiting.",
-        static_cast<uint64_t>(old), static_cast<uint64_t>(wanted));
-    return false;
-  }
-  int64_t requested = config_.maxclients;
-  config_.maxclients = static_cast<int64_t>(best - kReserved);
-  log::Warning("You requested maxclients of {} requiring at least {} max file descriptors.",
-               requested, static_cast<uint64_t>(wanted));
-  log::Warning("Server can't set maximum open files to {} because of OS error: {}.",
-               static_cast<uint64_t>(wanted), std::strerror(error));
-  log::Warning(
-      "Current maximum open files is {}. maxclients has been reduced to {} to "
-      "compensate for low ulimit. If you need higher maxclients increase 'ulimit -n'.",
-      static_cast<uint64_t>(best), config_.maxclients);
-  return true;
-}
+// ---------------------------------------------------------------- lifecycle
 
 int Server::Run() {
   if (!AdjustOpenFilesLimit()) {
@@ -271,20 +111,16 @@ int Server::Run() {
   uv_run(&loop_, UV_RUN_DEFAULT);
 
   // Shutting down: replies already produced still go out, the log is
-  // written and fsynced, then every connection closes.
+  // written and fsynced, then every connection closes. The run is recorded
+  // as clean only if the log holds every acknowledged write, on disk.
   BeforeSleep();
-  if (aof_ != nullptr) aof_->Shutdown();
-  // Only a run that started serving and stopped on request is "clean".
-  if (quarantine_started_ && exit_code_ == 0) quarantine_->CleanShutdown();
-  if (exit_code_ == 0) log::Notice("latch is now ready to exit, bye bye...");
+  bool log_clean = log_ == nullptr || log_->Shutdown();
+  if (exit_code_ == 0) {
+    policy_->Shutdown(clock_->MonoMs(), log_clean);
+    log::Notice("latch is now ready to exit, bye bye...");
+  }
   CloseAll();
   return exit_code_;
-}
-
-void Server::StartServing() {
-  // The quarantine clock starts once the log is loaded.
-  quarantine_->Start(clock_->MonoMs());
-  quarantine_started_ = true;
 }
 
 void Server::Fatal(const std::string& message) {
@@ -294,25 +130,32 @@ void Server::Fatal(const std::string& message) {
 }
 
 void Server::StartLoading() {
+  TimeSnapshot now = Now();
+  bool log_exists = ::access(config_.appendfilename.c_str(), F_OK) == 0;
+  // The previous run's record first: it says how far to trust the log's
+  // times, and whether this start is quarantined.
+  policy_->Begin(now.mono, log_exists);
   if (!config_.appendonly) {
-    quarantine_->ReadPrevious(access(config_.appendfilename.c_str(), F_OK) == 0);
-    StartServing();
+    policy_->Start(now.mono);
     log::Notice("Ready to accept connections tcp (appendonly no: nothing is logged)");
     return;
   }
-  loader_ = std::make_unique<AofLoader>(config_, db_);
-  if (auto err = loader_->Open()) return Fatal(*err);
-  quarantine_->ReadPrevious(loader_->exists());
-  if (!loader_->exists()) {
+  replay_ = std::make_unique<Replay>(config_, store_);
+  if (auto err = replay_->Open()) return Fatal(*err);
+  replay_clock_ = ReplayClock{};
+  replay_clock_.clock_id = clock_->Id();
+  replay_clock_.now = now;
+  replay_clock_.foreign_bound = policy_->foreign_bound();
+  if (!replay_->exists()) {
     FinishLoading();
     return;
   }
   // Replay in slices so that clients connecting meanwhile are told LOADING.
-  loading_ = true;
-  loading_start_ms_ = clock_->MonoMs();
+  gate_.set_loading(true);
+  loading_start_ms_ = now.mono;
   last_progress_log_ms_ = loading_start_ms_;
   log::Notice("Loading the append only file '{}' ({} bytes)...", config_.appendfilename,
-              loader_->total_bytes());
+              replay_->total_bytes());
   uv_idle_init(&loop_, load_idle_.get());
   load_idle_.MarkInitialized();
   load_idle_->data = this;
@@ -324,36 +167,45 @@ void Server::OnLoadStep(uv_idle_t* idle) {
 }
 
 void Server::LoadStep() {
-  AofLoader::State state = loader_->Step(Now(), 50'000);
+  Replay::State state = replay_->Step(replay_clock_, 50'000);
   int64_t now = clock_->MonoMs();
-  if (state == AofLoader::State::kMore && now - last_progress_log_ms_ >= 1000) {
+  if (state == Replay::State::kMore && now - last_progress_log_ms_ >= 1000) {
     last_progress_log_ms_ = now;
-    uint64_t total = std::max<uint64_t>(loader_->total_bytes(), 1);
-    log::Notice("Loading the log: {} of {} bytes ({:.1f}%), {} commands", loader_->loaded_bytes(),
-                loader_->total_bytes(),
-                100.0 * static_cast<double>(loader_->loaded_bytes()) / static_cast<double>(total),
-                loader_->records());
+    uint64_t total = std::max<uint64_t>(replay_->total_bytes(), 1);
+    log::Notice("Loading the log: {} of {} bytes ({:.1f}%), {} commands", replay_->loaded_bytes(),
+                replay_->total_bytes(),
+                100.0 * static_cast<double>(replay_->loaded_bytes()) / static_cast<double>(total),
+                replay_->records());
   }
-  if (state == AofLoader::State::kMore) return;
+  if (state == Replay::State::kMore) return;
   load_idle_.Close();
-  if (state == AofLoader::State::kFailed) return Fatal(loader_->error());
+  if (state == Replay::State::kFailed) return Fatal(replay_->error());
   log::Notice(
       "DB loaded from append only file: {} keys loaded, {} keys already expired, {} "
       "commands, {} bytes, {:.3f} seconds",
-      db_.size(), loader_->expired_on_load(), loader_->records(), loader_->loaded_bytes(),
+      store_.size(), replay_clock_.expired, replay_->records(), replay_->loaded_bytes(),
       static_cast<double>(now - loading_start_ms_) / 1000.0);
+  if (replay_clock_.foreign_times > 0) {
+    log::Warning(
+        "{} lease times in the log were written on another clock (another boot, host or time "
+        "namespace, or by another program): converted with the wall clock, none beyond the "
+        "lease horizon.",
+        replay_clock_.foreign_times);
+  }
   FinishLoading();
 }
 
 void Server::FinishLoading() {
-  aof_ = std::make_unique<Aof>(config_, db_, *bio_);
-  if (auto err = aof_->Open()) {
-    aof_.reset();
+  if (replay_) truncated_at_ = replay_->truncated_at();
+  log_ = std::make_unique<aof::Writer>(config_.appendfilename, config_.appendfsync, *bio_);
+  if (auto err = log_->Open()) {
+    log_.reset();
     return Fatal(*err);
   }
-  effects_.set_sink(aof_->batch());
-  loading_ = false;
-  StartServing();
+  store_.set_log(&log_->batch());
+  gate_.set_log(log_.get());
+  gate_.set_loading(false);
+  policy_->Start(clock_->MonoMs());
   log::Notice("Ready to accept connections tcp (appendonly yes, appendfsync {})",
               FsyncPolicyName(config_.appendfsync));
 }
@@ -400,133 +252,25 @@ void Server::OnSignal(uv_signal_t* s, int signum) {
   server->RequestShutdown();
 }
 
-void Server::OnAcceptable(uv_poll_t* poll, int, int) {
-  static_cast<Server*>(poll->data)->AcceptPending(poll);
-}
+// ---------------------------------------------------------------- requests
 
-void Server::AcceptPending(uv_poll_t* poll) {
-  uv_os_fd_t listen_fd = -1;
-  uv_fileno(reinterpret_cast<uv_handle_t*>(poll), &listen_fd);
-  // At most 1000 connections per wake-up (as Redis), so a flood of new
-  // connections cannot starve the clients already connected.
-  for (int i = 0; i < 1000; ++i) {
-    int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd >= 0) {
-      Accept(fd);
-      continue;
+void Server::Dispatch(Connection& client, std::span<const std::string_view> argv,
+                      TimeSnapshot now) {
+  resp::ReplyWriter reply(&client.output(), client.resp);
+  size_t reply_start = client.output().size();
+  uint64_t changes_before = store_.changes();
+  gate_.Execute(client, argv, now, reply);
+  // A reply that reports an effect leaves only once the log has the
+  // effect's record (written; under appendfsync always also fsynced):
+  // Connection::Flush holds it back until then. So a process crash never
+  // loses an acknowledged write, whatever the policy.
+  if (log_ != nullptr && store_.changes() != changes_before) {
+    if (client.held_from == Connection::kNotHeld) {
+      client.held_from = reply_start;
+      ++held_clients_;
     }
-    int err = errno;
-    if (err == EINTR || err == ECONNABORTED) continue;
-    if (err == EAGAIN || err == EWOULDBLOCK) return;
-    // EMFILE, ENFILE, ENOBUFS, ENOMEM…: if the pending connections could not
-    // be dropped, the listener stays readable, so stop watching it until the
-    // next cron tick rather than spin.
-    if (!DropPendingConnections(listen_fd, err)) {
-      for (auto& a : acceptors_) uv_poll_stop(a.get());
-      accept_paused_ = true;
-    }
-    return;
+    client.held_until = log_->appended_end();
   }
-}
-
-bool Server::DropPendingConnections(int listen_fd, int error) {
-  // Out of file descriptors (EMFILE/ENFILE): give up the spare descriptor,
-  // accept and close every pending connection (their clients see the
-  // connection closed at once instead of waiting in the backlog), then take
-  // the spare back. Logged once per burst, with a count, not once per
-  // connection: a flood must not turn into a flood of log lines.
-  bool dropped_all = false;
-  uint64_t failures = 0;
-  if ((error == EMFILE || error == ENFILE) && spare_fd_) {
-    spare_fd_.reset();
-    for (int i = 0; i < 10000; ++i) {
-      int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd >= 0) {
-        ::close(fd);
-        ++failures;
-      } else if (errno != EINTR && errno != ECONNABORTED) {
-        dropped_all = errno == EAGAIN || errno == EWOULDBLOCK;
-        break;
-      }
-    }
-    spare_fd_.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-  }
-  failures = std::max<uint64_t>(failures, 1);
-  stats_.rejected_connections += failures;
-  accept_errors_ += failures;
-  int64_t now = clock_->MonoMs();
-  if (now - last_accept_error_log_ms_ >= 1000) {
-    log::Warning(
-        "Accepting client connection: accept: {} ({} connections refused since the "
-        "last report)",
-        std::strerror(error), accept_errors_);
-    last_accept_error_log_ms_ = now;
-    accept_errors_ = 0;
-  }
-  return dropped_all;
-}
-
-void Server::Accept(int fd) {
-  auto* c = new Connection(*this, next_client_id_++);
-  uv_tcp_init(&loop_, c->handle());
-  if (uv_tcp_open(c->handle(), fd) != 0) {
-    ::close(fd);
-    uv_close(reinterpret_cast<uv_handle_t*>(c->handle()),
-             [](uv_handle_t* h) { delete static_cast<Connection*>(h->data); });
-    return;
-  }
-  ++stats_.total_connections_received;
-
-  // Link it first so every path below closes it the same way.
-  c->next_ = clients_head_;
-  if (clients_head_ != nullptr) clients_head_->prev_ = c;
-  clients_head_ = c;
-  ++num_clients_;
-
-  sockaddr_storage peer{}, local{};
-  int len = sizeof(peer);
-  uv_tcp_getpeername(c->handle(), reinterpret_cast<sockaddr*>(&peer), &len);
-  len = sizeof(local);
-  uv_tcp_getsockname(c->handle(), reinterpret_cast<sockaddr*>(&local), &len);
-  c->addr = FormatAddr(peer);
-  c->laddr = FormatAddr(local);
-  c->local = IsLoopback(peer);
-  uv_tcp_nodelay(c->handle(), 1);
-  if (config_.tcp_keepalive > 0) {
-    uv_tcp_keepalive(c->handle(), 1, static_cast<unsigned>(config_.tcp_keepalive));
-  }
-
-  if (num_clients_ > static_cast<size_t>(config_.maxclients)) {
-    ++stats_.rejected_connections;
-    resp::ReplyWriter(&c->output(), 2).Error("ERR max number of clients reached");
-    c->CloseAfterReply();
-    c->Flush();
-    return;
-  }
-  if (config_.protected_mode && config_.requirepass.empty() && !c->local) {
-    ++stats_.rejected_connections;
-    resp::ReplyWriter(&c->output(), 2)
-        .Error(
-            "DENIED Redis is running in protected mode because protected mode is enabled and no "
-            "password is set for the default user. In this mode connections are only accepted "
-            "from the loopback interface. If you want to connect from external computers to "
-            "Redis you may adopt one of the following solutions: 1) Just disable protected mode "
-            "sending the command 'CONFIG SET protected-mode no' from the loopback interface by "
-            "connecting to Redis from the same host the server is running, however MAKE SURE "
-            "Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to "
-            "make this change permanent. 2) Alternatively you can just disable the protected "
-            "mode by editing the Redis configuration file, and setting the protected mode option "
-            "to 'no', and then restarting the server. 3) If you started the server manually just "
-            "for testing, restart it with the '--protected-mode no' option. 4) Setup a an "
-            // (sic: Redis 7.0's words, byte for byte)
-            "authentication password for the default user. NOTE: You only need to do one of the "
-            "above things in order for the server to start accepting connections from the "
-            "outside.");
-    c->CloseAfterReply();
-    c->Flush();
-    return;
-  }
-  c->Start();
 }
 
 void Server::OnClientOutput(Connection& c) {
@@ -536,125 +280,29 @@ void Server::OnClientOutput(Connection& c) {
   }
 }
 
-void Server::WatchKey(Connection& c, std::string_view key) {
-  for (const std::string& k : c.watched_keys) {
-    if (k == key) return;
+void Server::ForEachSession(const std::function<void(Session&)>& f) {
+  for (Connection* c = clients_head_; c != nullptr;) {
+    Connection* next = c->next_;
+    f(*c);
+    c = next;
   }
-  c.watched_keys.emplace_back(key);
-  auto it = watchers_.find(key);
-  if (it == watchers_.end())
-    it = watchers_.emplace(std::string(key), std::vector<Connection*>{}).first;
-  it->second.push_back(&c);
 }
 
-void Server::UnwatchAll(Connection& c) {
-  for (const std::string& k : c.watched_keys) {
-    auto it = watchers_.find(k);
-    if (it == watchers_.end()) continue;
-    std::erase(it->second, &c);
-    if (it->second.empty()) watchers_.erase(it);
-  }
-  c.watched_keys.clear();
-  c.watched_key_touched = false;
-}
-
-void Server::OnKeyChanged(std::string_view key) {
-  if (watchers_.empty()) return;
-  if (key.empty()) {  // FLUSHALL, announced before it empties: touches the keys it removes
-    for (auto& [k, conns] : watchers_) {
-      if (!db_.Contains(k)) continue;
-      for (Connection* c : conns) c->watched_key_touched = true;
-    }
-    return;
-  }
-  auto it = watchers_.find(key);
-  if (it == watchers_.end()) return;
-  for (Connection* c : it->second) c->watched_key_touched = true;
-}
-
-void Server::AddMonitor(Connection& c) {
+void Server::AddMonitor(Session& s) {
+  // Every session the server hands to a command is one of its connections.
+  auto& c = static_cast<Connection&>(s);
+  if (c.monitor) return;
   c.monitor = true;
   monitors_.push_back(&c);
+  gate_.set_executed_hook(
+      [this](const Session& from, std::span<const std::string_view> argv,
+             const CommandSpec& cmd) { FeedMonitors(from, argv, cmd); });
 }
 
-namespace {
-
-// Appends `arg` quoted the way Redis's sdscatrepr does for MONITOR.
-void AppendQuoted(std::string& out, std::string_view arg) {
-  out.push_back('"');
-  for (unsigned char ch : arg) {
-    switch (ch) {
-      case '\\':
-        out += "\\\\";
-        break;
-      case '"':
-        out += "\\\"";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\a':
-        out += "\\a";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      default:
-        if (std::isprint(ch)) {
-          out.push_back(static_cast<char>(ch));
-        } else {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\x%02x", ch);
-          out += buf;
-        }
-    }
-  }
-  out.push_back('"');
-}
-
-}  // namespace
-
-void Server::FeedMonitors(const Connection& from, std::span<const std::string_view> argv,
+void Server::FeedMonitors(const Session& from, std::span<const std::string_view> argv,
                           const CommandSpec& cmd) {
-  // MONITOR shows the order in which the one loop executed the commands:
-  // that order is the whole atomicity story.
-  int64_t us = clock_->WallUs();
-  char head[64];
-  std::snprintf(head, sizeof(head), "%lld.%06lld [0 ", static_cast<long long>(us / 1'000'000),
-                static_cast<long long>(us % 1'000'000));
-  std::string line = "+";
-  line += head;
-  line += from.addr;
-  line += "]";
-  // Passwords never reach a monitor. As Redis 7: every AUTH argument is
-  // redacted, but of HELLO only the user and password after its AUTH word,
-  // so `"hello" "3"` still shows which protocol a client asked for.
-  std::vector<bool> redact(argv.size(), cmd.name == "auth");
-  if (cmd.name == "hello") {
-    // HELLO protover [AUTH user pass] [SETNAME name], options in any order.
-    for (size_t i = 2; i < argv.size(); ++i) {
-      size_t more = argv.size() - 1 - i;
-      if (EqualsIgnoreCase(argv[i], "AUTH") && more >= 2) {
-        redact[i + 1] = redact[i + 2] = true;
-        i += 2;
-      } else if (EqualsIgnoreCase(argv[i], "SETNAME") && more >= 1) {
-        ++i;
-      } else {
-        break;
-      }
-    }
-  }
-  for (size_t i = 0; i < argv.size(); ++i) {
-    line.push_back(' ');
-    AppendQuoted(line, i > 0 && redact[i] ? std::string_view("(redacted)") : argv[i]);
-  }
-  line += "\r\n";
+  if (monitors_.empty()) return;
+  std::string line = MonitorLine(clock_->WallUs(), from.addr, argv, cmd);
   for (Connection* m : monitors_) {
     if (m->closing()) continue;
     m->output() += line;
@@ -663,8 +311,11 @@ void Server::FeedMonitors(const Connection& from, std::span<const std::string_vi
 }
 
 void Server::OnClientClosed(Connection& c) {
-  if (!c.watched_keys.empty()) UnwatchAll(c);
-  if (c.monitor) std::erase(monitors_, &c);
+  if (!c.watched_keys.empty()) watches_.UnwatchAll(c);
+  if (c.monitor) {
+    std::erase(monitors_, &c);
+    if (monitors_.empty()) gate_.set_executed_hook(nullptr);
+  }
   if (c.held_from != Connection::kNotHeld) {
     c.held_from = Connection::kNotHeld;
     --held_clients_;
@@ -680,15 +331,28 @@ void Server::OnClientClosed(Connection& c) {
   --num_clients_;
 }
 
+// ---------------------------------------------------------------- the loop
+
 void Server::OnBeforeSleep(uv_prepare_t* p) {
   static_cast<Server*>(p->data)->BeforeSleep();
 }
 
 void Server::BeforeSleep() {
   // The log first: one write (and, for appendfsync always, one fdatasync)
-  // for every effect of this iteration, so no reply below can report an
+  // for every record of this iteration, so no reply below can report an
   // effect the log does not have.
-  if (aof_ != nullptr) aof_->Flush(clock_->MonoMs());
+  if (log_ != nullptr) {
+    bool was_rewriting = log_->rewrite_in_progress();
+    log_->Flush(clock_->MonoMs());
+    if (!log_->fatal_error().empty()) {
+      // No reply may leave: exit now, and the next start treats this run
+      // as a crash (its record still says "running").
+      log::Warning("{}", log_->fatal_error());
+      spdlog::default_logger()->flush();
+      ::_exit(1);
+    }
+    if (!was_rewriting && log_->rewrite_in_progress()) store_.ForgetClockMark();
+  }
   // Then every connection with output gets one write. Flush() may close a
   // connection, which removes it from pending_flush_, so walk a copy.
   std::vector<Connection*> flush;
@@ -715,17 +379,33 @@ void Server::Cron() {
 
   // Active expiry: up to 25% of the cron period, as Redis's slow cycle.
   int64_t budget_us = 25 * 1000 * 1000 / 100 / config_.hz;
-  db_.ActiveExpireCycle(now.mono, budget_us);
+  store_.ActiveExpireCycle(now.mono, budget_us);
   // Finish any resize of the hash table a little at a time.
-  db_.RehashStep(100);
+  store_.RehashStep(100);
 
-  if (quarantine_started_) quarantine_->Cron(now.mono);
-  if (aof_ != nullptr) {
-    aof_->Cron(now.mono, now);
-    // Replies parked behind a log that could not be written: after a
-    // successful retry they may leave.
+  policy_->Cron(now.mono);
+  if (log_ != nullptr) {
+    bool was_rewriting = log_->rewrite_in_progress();
+    log_->Cron(now.mono);
+    if (!was_rewriting && log_->rewrite_in_progress()) store_.ForgetClockMark();
+    // The automatic rewrite, once the log has grown enough since the last.
+    if (!log_->rewrite_in_progress() && !log_->rewrite_scheduled() &&
+        config_.auto_aof_rewrite_percentage > 0 &&
+        log_->current_size() > static_cast<uint64_t>(config_.auto_aof_rewrite_min_size)) {
+      uint64_t base = std::max<uint64_t>(log_->base_size(), 1);
+      uint64_t growth = (log_->current_size() - std::min(log_->current_size(), base)) * 100 / base;
+      if (growth >= static_cast<uint64_t>(config_.auto_aof_rewrite_percentage)) {
+        log::Notice("Starting automatic rewriting of AOF on {}% growth", growth);
+        if (auto err = StartRewrite(now)) {
+          log::Warning("Can't rewrite the append-only file: {}", *err);
+        }
+      }
+    }
+    // Replies parked behind a log that could not be written (or a write
+    // postponed behind a slow fsync): once it is written they may leave.
     if (held_clients_ > 0) {
-      ForEachClient([&](Connection& c) {
+      ForEachSession([&](Session& s) {
+        auto& c = static_cast<Connection&>(s);
         if (c.held_from != Connection::kNotHeld && ReplyIsDurable(c.held_until)) {
           OnClientOutput(c);
         }
@@ -734,7 +414,8 @@ void Server::Cron() {
   }
 
   // Idle clients and clients stuck over their output limit.
-  ForEachClient([&](Connection& c) {
+  ForEachSession([&](Session& s) {
+    auto& c = static_cast<Connection&>(s);
     if (c.closing()) return;
     if (config_.timeout > 0 && !c.monitor &&
         now.mono - c.last_interaction_ms > config_.timeout * 1000) {
@@ -760,8 +441,23 @@ void Server::Cron() {
   }
 }
 
-std::optional<std::string> Server::ApplyConfigChange(const std::string& name) {
-  if (name == "maxclients") {
+// ---------------------------------------------------------------- control
+
+std::optional<std::string> Server::Reconfigure(const Config& updated, uint32_t effects) {
+  Config before = config_;
+  config_ = updated;
+  if (auto err = ApplyEffects(effects)) {
+    // All or nothing: put every value back and let the server act on the
+    // old values again.
+    config_ = before;
+    ApplyEffects(effects);
+    return err;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> Server::ApplyEffects(uint32_t effects) {
+  if (effects & kEffectMaxClients) {
     // More clients need more file descriptors: raise the limit now, as at
     // start-up. If the system allows fewer, say how many it allows (Redis's
     // words) rather than accept clients the server cannot take.
@@ -771,128 +467,29 @@ std::optional<std::string> Server::ApplyConfigChange(const std::string& name) {
              "try with " +
              std::to_string(config_.maxclients);
     }
-  } else if (name == "hz") {
-    RestartCronTimer();
-  } else if (name == "loglevel") {
-    log::SetLevel(config_.loglevel);
-  } else if (name == "appendfsync" || name == "max-lock-ttl" || name == "quarantine" ||
-             name == "quarantine-ms") {
-    if (quarantine_started_) quarantine_->OnConfigChange(clock_->MonoMs());
   }
+  if (effects & kEffectCron) RestartCronTimer();
+  if (effects & kEffectLogLevel) log::SetLevel(config_.loglevel);
+  if ((effects & kEffectLogWriter) && log_ != nullptr) log_->set_policy(config_.appendfsync);
+  if (effects & kEffectLeasePolicy) policy_->OnConfigChange(clock_->MonoMs());
   return std::nullopt;
 }
 
-void Server::Dispatch(Connection& client, std::span<const std::string_view> argv,
-                      TimeSnapshot now) {
-  resp::ReplyWriter reply(&client.output(), client.resp);
-  size_t reply_start = client.output().size();
-  auto count_error = [&] {
-    if (client.output().size() > reply_start && client.output()[reply_start] == '-') {
-      ++stats_.total_error_replies;
-    }
-  };
+std::optional<std::string> Server::StartRewrite(const TimeSnapshot& now) {
+  if (log_ == nullptr) return "the append-only log is disabled (appendonly no)";
+  store_.ForgetClockMark();
+  return log_->Rewrite(
+      [this, now](aof::Batch& out, const std::function<bool()>& drain) {
+        return store_.WriteSnapshot(out, drain, now);
+      },
+      now.mono);
+}
 
-  // A refused command. Inside MULTI it also dooms the transaction: EXEC will
-  // answer EXECABORT (Redis's rule).
-  auto reject = [&](std::string_view text) {
-    reply.Error(text);
-    count_error();
-    if (client.in_multi) client.multi_failed = true;
-  };
-
-  const CommandSpec* cmd = commands_.Find(argv[0]);
-  if (cmd == nullptr) {
-    // Like Redis: the name and the first arguments, each cut to 128 bytes.
-    std::string args;
-    for (size_t i = 1; i < argv.size() && args.size() < 128; ++i) {
-      args += "'" + std::string(UpToNul(argv[i]).substr(0, 128 - args.size())) + "' ";
-    }
-    return reject("ERR unknown command '" + std::string(UpToNul(argv[0]).substr(0, 128)) +
-                  "', with args beginning with: " + args);
-  }
-  if (!cmd->subcommands.empty() && argv.size() >= 2) {
-    const CommandSpec* sub = nullptr;
-    for (const CommandSpec& s : cmd->subcommands) {
-      if (EqualsIgnoreCase(s.name, argv[1])) sub = &s;
-    }
-    if (sub == nullptr) {
-      std::string upper = cmd->name;
-      for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-      return reject("ERR unknown subcommand '" + std::string(UpToNul(argv[1]).substr(0, 128)) +
-                    "'. Try " + upper + " HELP.");
-    }
-    cmd = sub;
-  }
-  int argc = static_cast<int>(argv.size());
-  if ((cmd->arity > 0 && cmd->arity != argc) || argc < -cmd->arity) {
-    return reject("ERR wrong number of arguments for '" + cmd->fullname + "' command");
-  }
-  if (!client.authenticated && !cmd->has(kCmdNoAuth)) {
-    return reject("NOAUTH Authentication required.");
-  }
-  // A log that cannot be written must not acknowledge writes (Redis also
-  // answers PING this way, so health checks notice).
-  if (aof_ != nullptr && !aof_->write_ok() &&
-      (cmd->has(kCmdWrite) || cmd->handler == commands::Ping)) {
-    return reject("MISCONF " + aof_->write_error());
-  }
-  if (loading_ && !cmd->has(kCmdLoading)) {
-    return reject("LOADING latch is loading the dataset in memory");
-  }
-  // MULTI: commands are queued, to run together at EXEC (transactions.cc).
-  if (client.in_multi && !cmd->has(kCmdTransactionControl)) {
-    client.queued.emplace_back(argv.begin(), argv.end());
-    reply.Simple("QUEUED");
-    return;
-  }
-
-  // Restart quarantine: no lease is granted, renewed or extended while
-  // locks granted before the restart may still be held by someone.
-  if (cmd->has(kCmdGrantsLease)) {
-    if (quarantine_->active(now.mono)) {
-      reply.Error(quarantine_->RefusalText(now.mono));
-      count_error();
-      return;
-    }
-    BeforeLeaseGrant(now.mono);
-  }
-
-  uint64_t effects_before = effects_.count();
-  CommandContext ctx{*this, client, argv, reply, db_, effects_, now, cmd->fullname};
-  client.last_command = &cmd->fullname;
-  try {
-    cmd->handler(ctx);
-  } catch (const std::bad_alloc&) {
-    // Out of memory: refuse this command, keep serving the others. (The
-    // handlers change the keyspace only after allocating what they store.)
-    // Logged at most once a second, with a count, so a burst does not flood
-    // the log.
-    static int64_t last_oom_log_ms = 0;
-    static uint64_t ooms = 0;
-    ++ooms;
-    if (now.mono - last_oom_log_ms >= 1000) {
-      log::Warning(
-          "Out of memory executing '{}' for client {} ({} commands refused since the "
-          "last report)",
-          cmd->fullname, client.addr, ooms);
-      last_oom_log_ms = now.mono;
-      ooms = 0;
-    }
-    client.output().resize(reply_start);
-    reply.Error("OOM command not allowed: out of memory");
-  }
-  ++stats_.total_commands_processed;
-  count_error();
-  if (!monitors_.empty() && !cmd->has(kCmdAdmin)) FeedMonitors(client, argv, *cmd);
-  // appendfsync always: this reply reports an effect; it leaves once the
-  // log has it on disk (Connection::Flush).
-  if (aof_ != nullptr && aof_->holds_replies() && effects_.count() != effects_before) {
-    if (client.held_from == Connection::kNotHeld) {
-      client.held_from = reply_start;
-      ++held_clients_;
-    }
-    client.held_until = aof_->appended_end();
-  }
+void Server::SimulatePowerLoss() {
+  if (log_ != nullptr) log_->SimulatePowerLoss();
+  log::Warning("DEBUG POWERLOSS: exiting without a clean shutdown (appendonly no).");
+  spdlog::default_logger()->flush();
+  ::_exit(1);
 }
 
 }  // namespace latch

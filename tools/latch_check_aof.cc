@@ -4,8 +4,8 @@
 //   latch-check-aof --fix FILE        cut FILE at its last valid record, after
 //                                     asking (or --yes), keeping a backup
 //
-// It uses the server's own reader (server/aof_format.h), so "valid" means
-// exactly what latch-server will load.
+// It uses the log library's reader (log/reader.h), the same the server
+// replays with, so "valid" means exactly what latch-server will load.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "server/aof_format.h"
 #include "common/unique_fd.h"
+#include "log/reader.h"
 
 namespace {
 
@@ -38,63 +38,37 @@ bool ScanFile(const std::string& path, Scan* scan) {
     std::fprintf(stderr, "Cannot open %s: %s\n", path.c_str(), std::strerror(errno));
     return false;
   }
-  latch::AofReader reader;
-  std::vector<char> buf(4 << 20);
-  size_t start = 0, end = 0;
-  // A MULTI ... EXEC block is valid only as a whole: while one is open, the
-  // last point the log could be cut at is before its MULTI.
-  bool in_transaction = false;
-  uint64_t transaction_start = 0, offset = 0;
-  auto cut_point = [&] { return in_transaction ? transaction_start : offset; };
+  // The log library's reader, the one the server replays with: a unit is a
+  // record or a whole MULTI ... EXEC, and safe_offset() the end of the last
+  // complete one.
+  latch::aof::Reader reader(fd.get());
   while (true) {
-    while (start < end) {
-      auto st = reader.Next(std::string_view(buf.data() + start, end - start));
-      if (st == latch::AofReader::Status::kNeedMore) break;
-      std::string_view name =
-          st == latch::AofReader::Status::kRecord ? reader.args()[0] : std::string_view();
-      bool multi = name == "MULTI" || name == "multi";
-      bool exec = name == "EXEC" || name == "exec";
-      if (st == latch::AofReader::Status::kRecord &&
-          ((multi && in_transaction) || (exec && !in_transaction))) {
-        st = latch::AofReader::Status::kCorrupt;
-      }
-      if (st == latch::AofReader::Status::kCorrupt) {
-        scan->corrupt = true;
-        scan->error = multi  ? "MULTI inside a transaction"
-                      : exec ? "EXEC without MULTI"
-                             : reader.error();
-        scan->valid_up_to = cut_point();
+    latch::aof::Reader::Status st = reader.Next();
+    scan->valid_up_to = reader.safe_offset();
+    scan->records = reader.record_count();
+    scan->size = reader.bytes_read();
+    switch (st) {
+      case latch::aof::Reader::Status::kUnit:
+        continue;
+      case latch::aof::Reader::Status::kEnd:
         return true;
-      }
-      if (multi) {
-        in_transaction = true;
-        transaction_start = offset;
-      } else if (exec) {
-        in_transaction = false;
-      }
-      start += reader.consumed();
-      offset += reader.consumed();
-      scan->valid_up_to = cut_point();
-      ++scan->records;
+      case latch::aof::Reader::Status::kTruncated:
+        scan->truncated = true;
+        return true;
+      case latch::aof::Reader::Status::kCorrupt:
+        scan->corrupt = true;
+        scan->error = reader.error();
+        // The rest of the file counts as what a repair would cut.
+        {
+          struct stat st_buf {};
+          if (::fstat(fd.get(), &st_buf) == 0) scan->size = static_cast<uint64_t>(st_buf.st_size);
+        }
+        return true;
+      case latch::aof::Reader::Status::kIoError:
+        std::fprintf(stderr, "Error reading %s: %s\n", path.c_str(), reader.error().c_str());
+        return false;
     }
-    if (start > 0) {
-      std::memmove(buf.data(), buf.data() + start, end - start);
-      end -= start;
-      start = 0;
-    }
-    if (buf.size() - end < (1 << 20)) buf.resize(buf.size() * 2);
-    ssize_t n = ::read(fd.get(), buf.data() + end, buf.size() - end);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      std::fprintf(stderr, "Error reading %s: %s\n", path.c_str(), std::strerror(errno));
-      return false;
-    }
-    if (n == 0) break;
-    end += static_cast<size_t>(n);
-    scan->size += static_cast<uint64_t>(n);
   }
-  scan->truncated = end > start || in_transaction;
-  return true;
 }
 
 bool CopyFile(const std::string& from, const std::string& to) {

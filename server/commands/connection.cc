@@ -4,10 +4,11 @@
 // authentication) and never touch the keyspace.
 #include <cctype>
 
+#include <algorithm>
+
 #include "common/sha1.h"
 #include "server/commands/common.h"
-#include "server/connection.h"
-#include "server/server.h"
+#include "server/control.h"
 
 namespace latch::commands {
 
@@ -29,7 +30,7 @@ bool ConstantTimeEquals(std::string_view a, std::string_view b) {
 // latch has one user, "default", whose password is requirepass (none: any
 // password is accepted, as Redis's nopass default user does).
 bool CheckCredentials(CommandContext& ctx, std::string_view user, std::string_view pass) {
-  const std::string& required = ctx.server.config().requirepass;
+  const std::string& required = ctx.control().config().requirepass;
   if (user != "default") {
     // Still compare, so a wrong user name costs the same time.
     ConstantTimeEquals(pass, required);
@@ -49,26 +50,26 @@ bool ValidName(std::string_view s) {
   return true;
 }
 
-std::string ClientLine(Server& server, Connection& c) {
-  int64_t now = server.clock().MonoMs();
+std::string ClientLine(int64_t now, const Session& c) {
+  Session::Buffers b = c.buffers();
   std::string flags = c.monitor ? "O" : "N";
   std::string line;
   line.reserve(256);
   line += "id=" + std::to_string(c.id());
   line += " addr=" + c.addr;
   line += " laddr=" + c.laddr;
-  line += " fd=" + std::to_string(c.fd());
+  line += " fd=" + std::to_string(b.fd);
   line += " name=" + c.name;
   line += " age=" + std::to_string((now - c.created_ms) / 1000);
   line += " idle=" + std::to_string((now - c.last_interaction_ms) / 1000);
   line += " flags=" + flags;
   line += " db=0 sub=0 psub=0 ssub=0 multi=-1";
-  line += " qbuf=" + std::to_string(c.query_buffer_size());
-  line += " qbuf-free=" + std::to_string(c.query_buffer_capacity() - c.query_buffer_size());
+  line += " qbuf=" + std::to_string(b.query);
+  line += " qbuf-free=" + std::to_string(b.query_capacity - b.query);
   line += " argv-mem=0 multi-mem=0";
-  line += " obl=" + std::to_string(c.output().size());
-  line += " oll=0 omem=" + std::to_string(c.pending_output());
-  line += " tot-mem=" + std::to_string(c.query_buffer_capacity() + c.output().capacity());
+  line += " obl=" + std::to_string(b.output);
+  line += " oll=0 omem=" + std::to_string(b.output_pending);
+  line += " tot-mem=" + std::to_string(b.query_capacity + b.output_capacity);
   line += " events=r";
   line += " cmd=" + (c.last_command != nullptr ? *c.last_command : std::string("NULL"));
   line += " user=default redir=-1";
@@ -99,7 +100,7 @@ void Echo(CommandContext& ctx) {
 
 void Quit(CommandContext& ctx) {
   ctx.reply.Ok();
-  ctx.client.CloseAfterReply();
+  ctx.session.CloseAfterReply();
 }
 
 void Hello(CommandContext& ctx) {
@@ -145,29 +146,30 @@ void Hello(CommandContext& ctx) {
       ctx.reply.Error(kWrongPass);
       return;
     }
-    ctx.client.authenticated = true;
+    ctx.session.authenticated = true;
   }
-  if (!ctx.client.authenticated) {
+  if (!ctx.session.authenticated) {
     ctx.reply.Error(
         "NOAUTH HELLO must be called with the client already authenticated, otherwise the "
         "HELLO AUTH <user> <pass> option can be used to authenticate the client and select "
         "the RESP protocol version at the same time");
     return;
   }
-  if (has_name) ctx.client.name = std::string(name);
-  if (version != 0) ctx.client.resp = static_cast<int>(version);
+  if (has_name) ctx.session.name = std::string(name);
+  if (version != 0) ctx.session.resp = static_cast<int>(version);
 
   // The reply uses the protocol just selected.
-  resp::ReplyWriter w(ctx.reply.buffer(), ctx.client.resp);
+  resp::ReplySink& w = ctx.reply;
+  w.SetProtocol(ctx.session.resp);
   w.Map(7);
   w.Bulk("server");
   w.Bulk("redis");
   w.Bulk("version");
   w.Bulk(kRedisCompatVersion);
   w.Bulk("proto");
-  w.Int(ctx.client.resp);
+  w.Int(ctx.session.resp);
   w.Bulk("id");
-  w.Int(static_cast<int64_t>(ctx.client.id()));
+  w.Int(static_cast<int64_t>(ctx.session.id()));
   w.Bulk("mode");
   w.Bulk("standalone");
   w.Bulk("role");
@@ -183,7 +185,7 @@ void Auth(CommandContext& ctx) {
   }
   std::string_view user = "default", pass;
   if (ctx.argv.size() == 2) {
-    if (ctx.server.config().requirepass.empty()) {
+    if (ctx.control().config().requirepass.empty()) {
       ctx.reply.Error(
           "ERR AUTH <password> called without any password configured for the default user. "
           "Are you sure your configuration is correct?");
@@ -198,7 +200,7 @@ void Auth(CommandContext& ctx) {
     ctx.reply.Error(kWrongPass);
     return;
   }
-  ctx.client.authenticated = true;
+  ctx.session.authenticated = true;
   ctx.reply.Ok();
 }
 
@@ -219,12 +221,12 @@ void Select(CommandContext& ctx) {
 }
 
 void Monitor(CommandContext& ctx) {
-  if (!ctx.client.monitor) ctx.server.AddMonitor(ctx.client);
+  ctx.control().AddMonitor(ctx.session);
   ctx.reply.Ok();
 }
 
 void ClientId(CommandContext& ctx) {
-  ctx.reply.Int(static_cast<int64_t>(ctx.client.id()));
+  ctx.reply.Int(static_cast<int64_t>(ctx.session.id()));
 }
 
 void ClientSetName(CommandContext& ctx) {
@@ -232,15 +234,15 @@ void ClientSetName(CommandContext& ctx) {
     ctx.reply.Error("ERR Client names cannot contain spaces, newlines or special characters.");
     return;
   }
-  ctx.client.name = std::string(ctx.argv[2]);
+  ctx.session.name = std::string(ctx.argv[2]);
   ctx.reply.Ok();
 }
 
 void ClientGetName(CommandContext& ctx) {
-  if (ctx.client.name.empty()) {
+  if (ctx.session.name.empty()) {
     ctx.reply.Null();
   } else {
-    ctx.reply.Bulk(ctx.client.name);
+    ctx.reply.Bulk(ctx.session.name);
   }
 }
 
@@ -277,19 +279,19 @@ void ClientList(CommandContext& ctx) {
   }
   std::string out;
   // Oldest first, as Redis lists them.
-  std::vector<Connection*> clients;
-  ctx.server.ForEachClient([&](Connection& c) { clients.push_back(&c); });
+  std::vector<Session*> clients;
+  ctx.control().ForEachSession([&](Session& c) { clients.push_back(&c); });
   for (auto it = clients.rbegin(); it != clients.rend(); ++it) {
-    Connection& c = **it;
+    Session& c = **it;
     if (c.closing()) continue;
     if (only_ids && std::find(ids.begin(), ids.end(), c.id()) == ids.end()) continue;
-    out += ClientLine(ctx.server, c);
+    out += ClientLine(ctx.now.mono, c);
   }
   ctx.reply.Verbatim("txt", out);
 }
 
 void ClientInfo(CommandContext& ctx) {
-  ctx.reply.Verbatim("txt", ClientLine(ctx.server, ctx.client));
+  ctx.reply.Verbatim("txt", ClientLine(ctx.now.mono, ctx.session));
 }
 
 void ClientSetInfo(CommandContext& ctx) {
@@ -304,15 +306,15 @@ void ClientSetInfo(CommandContext& ctx) {
                     " cannot contain spaces, newlines or special characters.");
     return;
   }
-  (is_name ? ctx.client.lib_name : ctx.client.lib_ver) = std::string(value);
+  (is_name ? ctx.session.lib_name : ctx.session.lib_ver) = std::string(value);
   ctx.reply.Ok();
 }
 
 void ClientKill(CommandContext& ctx) {
   // Old form: CLIENT KILL ip:port → +OK or an error.
   if (ctx.argv.size() == 3) {
-    Connection* target = nullptr;
-    ctx.server.ForEachClient([&](Connection& c) {
+    Session* target = nullptr;
+    ctx.control().ForEachSession([&](Session& c) {
       if (!c.closing() && c.addr == ctx.argv[2]) target = &c;
     });
     if (target == nullptr) {
@@ -320,7 +322,7 @@ void ClientKill(CommandContext& ctx) {
       return;
     }
     ctx.reply.Ok();
-    if (target == &ctx.client) {
+    if (target == &ctx.session) {
       target->CloseAfterReply();
     } else {
       target->Close();
@@ -369,12 +371,12 @@ void ClientKill(CommandContext& ctx) {
   }
   int64_t killed = 0;
   bool kill_self = false;
-  ctx.server.ForEachClient([&](Connection& c) {
+  ctx.control().ForEachSession([&](Session& c) {
     if (c.closing()) return;
     if (id && c.id() != *id) return;
     if (addr && c.addr != *addr) return;
     if (laddr && c.laddr != *laddr) return;
-    if (&c == &ctx.client) {
+    if (&c == &ctx.session) {
       if (skipme) return;
       kill_self = true;
     } else {
@@ -383,7 +385,7 @@ void ClientKill(CommandContext& ctx) {
     ++killed;
   });
   ctx.reply.Int(killed);
-  if (kill_self) ctx.client.CloseAfterReply();
+  if (kill_self) ctx.session.CloseAfterReply();
 }
 
 void ClientNoEvict(CommandContext& ctx) {
@@ -420,6 +422,78 @@ void ClientHelp(CommandContext& ctx) {
       "    Print this help.",
   };
   ReplyHelp(ctx, kLines);
+}
+
+// ---------------------------------------------------------------- registration
+
+void RegisterConnection(CommandRegistry& r) {
+  using namespace spec;
+  // ---- connection
+  const uint32_t kHandshake =
+      kCmdNoScript | kCmdLoading | kCmdStale | kFast | kCmdNoAuth | kCmdSentinel | kCmdAllowBusy;
+  auto conn = [](std::string summary, std::string since, std::string complexity = "O(1)") {
+    return Doc{std::move(summary), std::move(since), "connection", std::move(complexity)};
+  };
+  r.Add(Cmd("ping", -1, kFast | kCmdSentinel | kCmdHealthCheck, Ping, {"fast", "connection"},
+                  conn("Ping the server", "1.0.0"), {Optional(Str("message"))}));
+  r.Add(Cmd("echo", 2, kFast, Echo, {"fast", "connection"},
+                  conn("Echo the given string", "1.0.0"), {Str("message")}));
+  r.Add(Cmd("quit", -1,
+                  kCmdAllowBusy | kCmdNoScript | kCmdLoading | kCmdStale | kFast | kCmdNoAuth |
+                      kCmdTransactionControl,
+                  Quit, {"fast", "connection"}, conn("Close the connection", "1.0.0")));
+  r.Add(Cmd(
+      "hello", -1, kHandshake, Hello, {"fast", "connection"}, conn("Handshake with Redis", "6.0.0"),
+      {Optional(Block(
+          "arguments",
+          {Int("protover"),
+           Optional(Block("username-password", {Str("username"), Str("password")}, "AUTH")),
+           Optional(Str("clientname", "SETNAME"))}))}));
+  r.Add(Cmd("auth", -2, kHandshake, Auth, {"fast", "connection"},
+                  conn("Authenticate to the server", "1.0.0",
+                       "O(N) where N is the number of passwords defined for the user"),
+                  {Optional(Str("username"), "6.0.0"), Str("password")}));
+  r.Add(Cmd("select", 2, kCmdLoading | kCmdStale | kFast, Select, {"fast", "connection"},
+                  conn("Change the selected database for the current connection", "1.0.0"),
+                  {Int("index")}));
+  r.Add(Cmd("monitor", 1, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, Monitor,
+                  {"admin", "slow", "dangerous"},
+                  Doc{"Listen for all requests received by the server in real time", "1.0.0",
+                      "server", "O(1)"}));
+  const uint32_t kClientFlags = kCmdNoScript | kCmdLoading | kCmdStale;
+  r.Add(Container(
+      "client", {"slow"}, conn("A container for client connection commands", "2.4.0"),
+      {Cmd("id", 2, kClientFlags, ClientId, {"slow", "connection"},
+           conn("Returns the client ID for the current connection", "5.0.0")),
+       Cmd("setname", 3, kClientFlags, ClientSetName, {"slow", "connection"},
+           conn("Set the current connection name", "2.6.9"), {Str("connection-name")}),
+       Cmd("getname", 2, kClientFlags, ClientGetName, {"slow", "connection"},
+           conn("Get the current connection name", "2.6.9")),
+       Cmd("list", -2, kCmdAdmin | kClientFlags, ClientList,
+           {"admin", "slow", "dangerous", "connection"},
+           conn("Get the list of client connections", "2.4.0",
+                "O(N) where N is the number of client connections"),
+           {Optional(Token("type", "TYPE")), Optional(Multiple(Int("client-id", "ID")))}),
+       Cmd("info", 2, kClientFlags, ClientInfo, {"slow", "connection"},
+           conn("Returns information about the current client connection.", "6.2.0")),
+       Cmd("setinfo", 4, kClientFlags, ClientSetInfo, {"slow", "connection"},
+           conn("Set client or connection specific info", "7.2.0"),
+           {OneOf("attr", {Str("libname", "LIB-NAME"), Str("libver", "LIB-VER")})}),
+       Cmd("kill", -3, kCmdAdmin | kClientFlags, ClientKill,
+           {"admin", "slow", "dangerous", "connection"},
+           conn("Kill the connection of a client", "2.4.0",
+                "O(N) where N is the number of client connections"),
+           {OneOf("filter",
+                  {Str("ip:port"), Multiple(Str("client-id", "ID")),
+                   Multiple(Str("ip:port", "ADDR")), Multiple(Str("ip:port", "LADDR")),
+                   Multiple(Str("yes/no", "SKIPME"))})}),
+       Cmd("no-evict", 3, kCmdAdmin | kClientFlags, ClientNoEvict,
+           {"admin", "slow", "dangerous", "connection"},
+           conn("Set client eviction mode for the current connection", "7.0.0"),
+           {OneOf("enabled", {Token("on", "ON"), Token("off", "OFF")})}),
+       Cmd("help", 2, kCmdLoading | kCmdStale, ClientHelp, {"slow", "connection"},
+           conn("Show helpful text about the different subcommands", "5.0.0"))}));
+
 }
 
 }  // namespace latch::commands

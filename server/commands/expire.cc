@@ -5,8 +5,6 @@
 // holder dies. Deadlines are kept on the monotonic clock; the replies and
 // the log speak Unix time where Redis's interface does, converted once.
 #include "server/commands/common.h"
-#include "server/effects.h"
-#include "server/keyspace.h"
 
 namespace latch::commands {
 
@@ -19,13 +17,13 @@ std::optional<int> ParseExpireFlags(CommandContext& ctx) {
   int flags = 0;
   for (size_t j = 3; j < ctx.argv.size(); ++j) {
     std::string_view opt = ctx.argv[j];
-    if (EqualsIgnoreCase(opt, "NX")) {
+    if (IsWord(opt, "NX")) {
       flags |= kNx;
-    } else if (EqualsIgnoreCase(opt, "XX")) {
+    } else if (IsWord(opt, "XX")) {
       flags |= kXx;
-    } else if (EqualsIgnoreCase(opt, "GT")) {
+    } else if (IsWord(opt, "GT")) {
       flags |= kGt;
-    } else if (EqualsIgnoreCase(opt, "LT")) {
+    } else if (IsWord(opt, "LT")) {
       flags |= kLt;
     } else {
       ctx.reply.Error("ERR Unsupported option " + std::string(UpToNul(opt)));
@@ -65,9 +63,9 @@ void ExpireGeneric(CommandContext& ctx, int64_t basetime_ms, bool seconds, std::
     return;
   }
   when += basetime_ms;
-  if (when > ctx.now.wall_ms && !LeaseWithinCap(ctx, when - ctx.now.wall_ms)) return;
+  if (when > ctx.now.wall_ms && !ctx.CheckTtl(when - ctx.now.wall_ms)) return;
 
-  const Keyspace::Entry* e = ctx.db.Find(key, ctx.now.mono);
+  const Keyspace::Entry* e = ctx.store.Find(key, ctx.now);
   if (e == nullptr) {
     ctx.reply.Int(0);
     return;
@@ -84,19 +82,20 @@ void ExpireGeneric(CommandContext& ctx, int64_t basetime_ms, bool seconds, std::
     }
   }
   if (when <= ctx.now.wall_ms) {
-    // A deadline already past deletes the key, and the log says DEL.
-    ctx.db.Erase(key);
-    ctx.effects.Del(key);
+    // A deadline already past deletes the key (a release), and the log says DEL.
+    ctx.store.Delete(key);
   } else {
-    ctx.db.SetDeadline(key, ctx.now.MonoFromWall(when));
-    ctx.effects.PExpireAt(key, when);
+    // A new lease term for whoever holds the key: the lease policy decides.
+    int64_t deadline = ctx.now.MonoFromWall(when);
+    if (!ctx.AdmitGrant(deadline)) return;
+    ctx.store.SetDeadline(key, deadline, ctx.now);
   }
   ctx.reply.Int(1);
 }
 
 // TTL, PTTL, EXPIRETIME, PEXPIRETIME: -2 without key, -1 without TTL.
 void TtlGeneric(CommandContext& ctx, bool ms, bool absolute) {
-  const Keyspace::Entry* e = ctx.db.Find(ctx.argv[1], ctx.now.mono);
+  const Keyspace::Entry* e = ctx.store.Find(ctx.argv[1], ctx.now);
   if (e == nullptr) {
     ctx.reply.Int(-2);
     return;
@@ -141,14 +140,79 @@ void PExpireTime(CommandContext& ctx) {
 
 void Persist(CommandContext& ctx) {
   std::string_view key = ctx.argv[1];
-  const Keyspace::Entry* e = ctx.db.Find(key, ctx.now.mono);
+  const Keyspace::Entry* e = ctx.store.Find(key, ctx.now);
   if (e == nullptr || !e->has_deadline()) {
     ctx.reply.Int(0);
     return;
   }
-  ctx.db.SetDeadline(key, kNoDeadline);
-  ctx.effects.Persist(key);
+  // A lease without end: a grant too (the quarantine refuses it).
+  if (!ctx.AdmitGrant(kNoDeadline)) return;
+  ctx.store.Persist(key);
   ctx.reply.Int(1);
+}
+
+// ---------------------------------------------------------------- registration
+
+void RegisterExpiry(CommandRegistry& r) {
+  using namespace spec;
+  const std::vector<ArgDoc> expire_condition = {
+      Optional(OneOf("condition",
+                     {Token("nx", "NX"), Token("xx", "XX"), Token("gt", "GT"), Token("lt", "LT")}),
+               "7.0.0")};
+  auto expire_args = [&](ArgDoc when) {
+    std::vector<ArgDoc> args = {Key(), std::move(when)};
+    args.insert(args.end(), expire_condition.begin(), expire_condition.end());
+    return args;
+  };
+  const std::vector<std::string> kRW_UPDATE = {"RW", "update"};
+  const std::vector<std::string> kRO_ACCESS = {"RO", "access"};
+  // ---- expiry: the lease
+  const Doc kGen = {"", "", "generic", "O(1)"};
+  auto doc = [&](std::string summary, std::string since) {
+    Doc d = kGen;
+    d.summary = std::move(summary);
+    d.since = std::move(since);
+    return d;
+  };
+  r.Add(
+      Keys(Cmd("expire", -3, kWrite | kFast | kLease, Expire, {"keyspace", "write", "fast"},
+               doc("Set a key's time to live in seconds", "1.0.0"), expire_args(Int("seconds"))),
+           1, 1, 1, kRW_UPDATE));
+  r.Add(
+      Keys(Cmd("pexpire", -3, kWrite | kFast | kLease, PExpire, {"keyspace", "write", "fast"},
+               doc("Set a key's time to live in milliseconds", "2.6.0"),
+               expire_args(Int("milliseconds"))),
+           1, 1, 1, kRW_UPDATE));
+  r.Add(
+      Keys(Cmd("expireat", -3, kWrite | kFast | kLease, ExpireAt, {"keyspace", "write", "fast"},
+               doc("Set the expiration for a key as a UNIX timestamp", "1.2.0"),
+               expire_args(Time("unix-time-seconds"))),
+           1, 1, 1, kRW_UPDATE));
+  r.Add(
+      Keys(Cmd("pexpireat", -3, kWrite | kFast | kLease, PExpireAt, {"keyspace", "write", "fast"},
+               doc("Set the expiration for a key as a UNIX timestamp specified in "
+                   "milliseconds",
+                   "2.6.0"),
+               expire_args(Time("unix-time-milliseconds"))),
+           1, 1, 1, kRW_UPDATE));
+  r.Add(Keys(Cmd("ttl", 2, kRead | kFast, Ttl, {"keyspace", "read", "fast"},
+                       doc("Get the time to live for a key in seconds", "1.0.0"), {Key()}),
+                   1, 1, 1, kRO_ACCESS));
+  r.Add(Keys(Cmd("pttl", 2, kRead | kFast, PTtl, {"keyspace", "read", "fast"},
+                       doc("Get the time to live for a key in milliseconds", "2.6.0"), {Key()}),
+                   1, 1, 1, kRO_ACCESS));
+  r.Add(Keys(Cmd("expiretime", 2, kRead | kFast, ExpireTime, {"keyspace", "read", "fast"},
+                       doc("Get the expiration Unix timestamp for a key", "7.0.0"), {Key()}),
+                   1, 1, 1, kRO_ACCESS));
+  r.Add(Keys(
+      Cmd("pexpiretime", 2, kRead | kFast, PExpireTime, {"keyspace", "read", "fast"},
+          doc("Get the expiration Unix timestamp for a key in milliseconds", "7.0.0"), {Key()}),
+      1, 1, 1, kRO_ACCESS));
+  r.Add(
+      Keys(Cmd("persist", 2, kWrite | kFast | kLease, Persist, {"keyspace", "write", "fast"},
+               doc("Remove the expiration from a key", "2.2.0"), {Key()}),
+           1, 1, 1, kRW_UPDATE));
+
 }
 
 }  // namespace latch::commands

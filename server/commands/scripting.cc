@@ -12,9 +12,13 @@
 // or EVAL first, SCRIPT EXISTS answers 1 for them, and SCRIPT FLUSH (which
 // succeeds) cannot forget them.
 #include "server/commands/common.h"
-#include "server/known_scripts.h"
+#include "server/scripting/known_scripts.h"
 
 namespace latch::commands {
+
+using scripting::FindKnownScript;
+using scripting::FindKnownScriptByText;
+using scripting::KnownScript;
 
 namespace {
 
@@ -56,7 +60,7 @@ void EvalGeneric(CommandContext& ctx, bool by_sha, bool read_only) {
   }
   auto rest = ctx.argv.subspan(3);
   auto n = static_cast<size_t>(*numkeys);
-  RunKnownScript(*script, ctx, rest.first(n), rest.subspan(n), read_only);
+  scripting::RunKnownScript(*script, ctx, rest.first(n), rest.subspan(n), read_only);
 }
 
 }  // namespace
@@ -142,6 +146,67 @@ void NoScripting(CommandContext& ctx) {
   ctx.reply.Error(
       "ERR latch runs no scripts or functions. To release a lock use DELIFEQ key token (or "
       "DELEX key IFEQ token); to renew it use SET key token IFEQ token PX ms.");
+}
+
+// ---------------------------------------------------------------- registration
+
+void RegisterScripting(CommandRegistry& r) {
+  using namespace spec;
+  // ---- scripting: no Lua; the known lock-library scripts run natively (see
+  // scripting.cc and known_scripts.h). EVAL and EVALSHA are not flagged as
+  // granting leases: each known script decides on the path it takes.
+  auto script = [](std::string summary, std::string since,
+                   std::string complexity = "Depends on the script") {
+    return Doc{std::move(summary), std::move(since), "scripting", std::move(complexity)};
+  };
+  const std::string known =
+      " latch runs no Lua: it recognises the exact scripts of known lock libraries and runs "
+      "them natively: " +
+      KnownScriptLibraries() + ".";
+  const std::vector<ArgDoc> eval_args = {Str("script"), Int("numkeys"),
+                                         Optional(Multiple(Key())),
+                                         Optional(Multiple(Str("arg")))};
+  const std::vector<ArgDoc> evalsha_args = {Str("sha1"), Int("numkeys"),
+                                            Optional(Multiple(Key())),
+                                            Optional(Multiple(Str("arg")))};
+  const uint32_t kScriptFlags = kCmdNoScript | kCmdStale;
+  r.Add(Cmd("eval", -3, kScriptFlags, Eval, {"slow", "scripting"},
+                  script("Execute a Lua script server side." + known, "2.6.0"), eval_args));
+  r.Add(Cmd("evalsha", -3, kScriptFlags, EvalSha, {"slow", "scripting"},
+                  script("Execute a Lua script server side." + known, "2.6.0"), evalsha_args));
+  r.Add(Cmd("eval_ro", -3, kScriptFlags | kRead, EvalRo, {"slow", "scripting"},
+                  script("Execute a read-only Lua script server side." + known, "7.0.0"),
+                  eval_args));
+  r.Add(Cmd("evalsha_ro", -3, kScriptFlags | kRead, EvalShaRo, {"slow", "scripting"},
+                  script("Execute a read-only Lua script server side." + known, "7.0.0"),
+                  evalsha_args));
+  r.Add(Container(
+      "script", {"slow"},
+      script("A container for Lua scripts management commands." + known, "2.6.0",
+             "Depends on subcommand."),
+      {Cmd("load", 3, kScriptFlags, ScriptLoad, {"slow", "scripting"},
+           script("Load the specified Lua script into the script cache.", "2.6.0",
+                  "O(N) with N being the length in bytes of the script body."),
+           {Str("script")}),
+       Cmd("exists", -3, kCmdNoScript, ScriptExists, {"slow", "scripting"},
+           script("Check existence of scripts in the script cache.", "2.6.0",
+                  "O(N) with N being the number of scripts to check (so checking a single "
+                  "script is an O(1) operation)."),
+           {Multiple(Str("sha1"))}),
+       Cmd("flush", -2, kCmdNoScript, ScriptFlush, {"slow", "scripting"},
+           script("Remove all the scripts from the script cache.", "2.6.0",
+                  "O(N) with N being the number of scripts in cache"),
+           {Optional(OneOf("async", {Token("async", "ASYNC"), Token("sync", "SYNC")}), "6.2.0")}),
+       Cmd("kill", 2, kCmdNoScript | kCmdAllowBusy, ScriptKill, {"slow", "scripting"},
+           script("Kill the script currently in execution.", "2.6.0", "O(1)")),
+       Cmd("help", 2, kCmdLoading | kCmdStale, ScriptHelp, {"slow", "scripting"},
+           script("Show helpful text about the different subcommands", "5.0.0", "O(1)"))}));
+  r.Add(Cmd("fcall", -3, kCmdNoScript, NoScripting, {"slow", "scripting"},
+                  script("Invoke a function", "7.0.0"), eval_args));
+  r.Add(Cmd("fcall_ro", -3, kCmdNoScript | kRead, NoScripting, {"slow", "scripting"},
+                  script("Invoke a read-only function", "7.0.0"), eval_args));
+  r.Add(Cmd("function", -2, kCmdNoScript, NoScripting, {"slow", "scripting"},
+                  script("A container for function commands", "7.0.0")));
 }
 
 }  // namespace latch::commands

@@ -13,9 +13,7 @@
 #include <cstdio>
 
 #include "server/commands/common.h"
-#include "server/effects.h"
-#include "server/keyspace.h"
-#include "server/server.h"
+#include "server/control.h"
 
 namespace latch::commands {
 
@@ -33,10 +31,6 @@ struct SetArgs {
   ExpireKind expire = ExpireKind::kNone;
   std::string_view expire_arg;
 };
-
-bool IsWord(std::string_view arg, std::string_view word) {
-  return EqualsIgnoreCase(arg, word);
-}
 
 // Parses SET's options with Redis's rules: case-insensitive, any order,
 // repeated identical flags allowed, conflicting ones a syntax error. Only the
@@ -103,10 +97,9 @@ constexpr std::string_view kDigestLengthError = "ERR must be exactly 16 hexadeci
 // Resolves SET's expiry to a deadline. Returns false after replying with an
 // error. On success *deadline is the monotonic deadline (kNoDeadline when
 // none) and *unix_ms the same instant on the wall clock, for the log.
-bool ResolveSetExpiry(CommandContext& ctx, const SetArgs& a, int64_t* deadline, int64_t* unix_ms) {
-  std::string_view name = ctx.command_name;
+bool ResolveSetExpiry(CommandContext& ctx, const SetArgs& a, int64_t* deadline) {
+  std::string_view name = ctx.name();
   *deadline = kNoDeadline;
-  *unix_ms = 0;
   if (a.expire == ExpireKind::kNone || a.expire == ExpireKind::kKeepTtl) return true;
   auto v = IntArgOrReply(ctx, a.expire_arg);
   if (!v) return false;
@@ -123,11 +116,9 @@ bool ResolveSetExpiry(CommandContext& ctx, const SetArgs& a, int64_t* deadline, 
       ReplyInvalidExpire(ctx, name);
       return false;
     }
-    *unix_ms = ctx.now.wall_ms + ms;
     *deadline = ctx.now.mono + ms;
   } else {
-    // An absolute time is converted to the monotonic clock once, here.
-    *unix_ms = ms;
+    // An absolute time is converted to the boot clock once, here.
     *deadline = ctx.now.MonoFromWall(ms);
     // 0 would read as "no TTL" to the keyspace. That instant is in the past
     // (the monotonic clock is > 0), so any past deadline means the same.
@@ -138,25 +129,16 @@ bool ResolveSetExpiry(CommandContext& ctx, const SetArgs& a, int64_t* deadline, 
 
 // Applies a parsed SET (also SETEX and PSETEX, which are SET with EX / PX).
 void ApplySet(CommandContext& ctx, const SetArgs& a) {
-  int64_t deadline, unix_ms;
-  if (!ResolveSetExpiry(ctx, a, &deadline, &unix_ms)) return;
-  if (deadline != kNoDeadline && !LeaseWithinCap(ctx, deadline - ctx.now.mono)) return;
+  int64_t deadline;
+  if (!ResolveSetExpiry(ctx, a, &deadline)) return;
+  if (deadline != kNoDeadline && !ctx.CheckTtl(deadline - ctx.now.mono)) return;
 
-  const Keyspace::Entry* old = ctx.db.Find(a.key, ctx.now.mono);
+  const Keyspace::Entry* old = ctx.store.Find(a.key, ctx.now);
   if ((a.condition == Condition::kIfDeq || a.condition == Condition::kIfDne) && old != nullptr &&
       a.match.size() != 16) {
     ctx.reply.Error(kDigestLengthError);
     return;
   }
-  // With GET the reply is the previous value, whether or not the SET happens.
-  if (a.get) {
-    if (old != nullptr) {
-      ctx.reply.Bulk(old->value());
-    } else {
-      ctx.reply.Null();
-    }
-  }
-
   bool allowed = true;
   switch (a.condition) {
     case Condition::kNone:
@@ -180,26 +162,31 @@ void ApplySet(CommandContext& ctx, const SetArgs& a) {
       allowed = old == nullptr || !DigestMatches(old->value(), a.match);
       break;
   }
+  bool keep_ttl = a.expire == ExpireKind::kKeepTtl;
+  bool deletes = deadline != kNoDeadline && ctx.now.mono > deadline;  // EXAT/PXAT in the past
+  // A SET that will store a value grants the key (a lock) to whoever holds
+  // the value: the lease policy decides, before anything is replied.
+  if (allowed && !deletes) {
+    int64_t lease = keep_ttl ? (old != nullptr ? old->deadline : kNoDeadline) : deadline;
+    if (!ctx.AdmitGrant(lease)) return;
+  }
+  // With GET the reply is the previous value, whether or not the SET happens.
+  if (a.get) {
+    if (old != nullptr) {
+      ctx.reply.Bulk(old->value());
+    } else {
+      ctx.reply.Null();
+    }
+  }
   if (!allowed) {
     if (!a.get) ctx.reply.Null();
     return;
   }
-
-  bool keep_ttl = a.expire == ExpireKind::kKeepTtl;
-  if (keep_ttl && old != nullptr && old->has_deadline()) {
-    unix_ms = ctx.now.WallFromMono(old->deadline);
-  }
-  if (deadline != kNoDeadline && ctx.now.mono > deadline) {
-    // Already in the past (an EXAT/PXAT before now): the key ends up
-    // deleted, and that is what the log records.
-    if (old != nullptr) {
-      ctx.db.Erase(a.key);
-      ctx.effects.Del(a.key);
-    }
-  } else {
-    ctx.db.Set(a.key, a.value, deadline, keep_ttl);
-    ctx.effects.Set(a.key, a.value, unix_ms);
-  }
+  Lease lease = keep_ttl                    ? Lease::Keep()
+                : deadline == kNoDeadline   ? Lease::None()
+                                            : Lease::Until(deadline);
+  // (A deadline already past deletes the key, and the log says DEL.)
+  ctx.store.Put(a.key, a.value, lease, ctx.now);
   if (!a.get) ctx.reply.Ok();
 }
 
@@ -220,23 +207,23 @@ void SetEx(CommandContext& ctx) {
   a.key = ctx.argv[1];
   a.expire_arg = ctx.argv[2];
   a.value = ctx.argv[3];
-  a.expire = ctx.command_name == "psetex" ? ExpireKind::kPx : ExpireKind::kEx;
+  a.expire = ctx.name() == "psetex" ? ExpireKind::kPx : ExpireKind::kEx;
   ApplySet(ctx, a);
 }
 
 void SetNx(CommandContext& ctx) {
-  if (ctx.db.Find(ctx.argv[1], ctx.now.mono) != nullptr) {
+  if (ctx.store.Find(ctx.argv[1], ctx.now) != nullptr) {
     ctx.reply.Int(0);
     return;
   }
-  ctx.db.Set(ctx.argv[1], ctx.argv[2], kNoDeadline);
-  ctx.effects.Set(ctx.argv[1], ctx.argv[2], 0);
+  if (!ctx.AdmitGrant(kNoDeadline)) return;
+  ctx.store.Put(ctx.argv[1], ctx.argv[2], Lease::None(), ctx.now);
   ctx.reply.Int(1);
 }
 
 void Get(CommandContext& ctx) {
-  const Keyspace::Entry* e = ctx.db.Find(ctx.argv[1], ctx.now.mono);
-  Stats& stats = ctx.server.stats();
+  const Keyspace::Entry* e = ctx.store.Find(ctx.argv[1], ctx.now);
+  Stats& stats = ctx.control().stats();
   if (e == nullptr) {
     ++stats.keyspace_misses;
     ctx.reply.Null();
@@ -251,9 +238,8 @@ void Del(CommandContext& ctx) {
   for (size_t i = 1; i < ctx.argv.size(); ++i) {
     // Find first: an expired key is removed by expiry (and logged as such),
     // and does not count as deleted here.
-    if (ctx.db.Find(ctx.argv[i], ctx.now.mono) == nullptr) continue;
-    ctx.db.Erase(ctx.argv[i]);
-    ctx.effects.Del(ctx.argv[i]);
+    if (ctx.store.Find(ctx.argv[i], ctx.now) == nullptr) continue;
+    ctx.store.Delete(ctx.argv[i]);
     ++removed;
   }
   ctx.reply.Int(removed);
@@ -262,20 +248,19 @@ void Del(CommandContext& ctx) {
 void Exists(CommandContext& ctx) {
   int64_t count = 0;
   for (size_t i = 1; i < ctx.argv.size(); ++i) {
-    if (ctx.db.Find(ctx.argv[i], ctx.now.mono) != nullptr) ++count;
+    if (ctx.store.Find(ctx.argv[i], ctx.now) != nullptr) ++count;
   }
   ctx.reply.Int(count);
 }
 
 void DelIfEq(CommandContext& ctx) {
   std::string_view key = ctx.argv[1];
-  const Keyspace::Entry* e = ctx.db.Find(key, ctx.now.mono);
+  const Keyspace::Entry* e = ctx.store.Find(key, ctx.now);
   if (e == nullptr || e->value() != ctx.argv[2]) {
     ctx.reply.Int(0);
     return;
   }
-  ctx.db.Erase(key);
-  ctx.effects.Del(key);
+  ctx.store.Delete(key);
   ctx.reply.Int(1);
 }
 
@@ -289,7 +274,7 @@ void DelEx(CommandContext& ctx) {
     return;
   }
   std::string_view key = ctx.argv[1];
-  const Keyspace::Entry* e = ctx.db.Find(key, ctx.now.mono);
+  const Keyspace::Entry* e = ctx.store.Find(key, ctx.now);
   if (e == nullptr) {
     ctx.reply.Int(0);
     return;
@@ -316,18 +301,90 @@ void DelEx(CommandContext& ctx) {
     ctx.reply.Int(0);
     return;
   }
-  ctx.db.Erase(key);
-  ctx.effects.Del(key);
+  ctx.store.Delete(key);
   ctx.reply.Int(1);
 }
 
 void Digest(CommandContext& ctx) {
-  const Keyspace::Entry* e = ctx.db.Find(ctx.argv[1], ctx.now.mono);
+  const Keyspace::Entry* e = ctx.store.Find(ctx.argv[1], ctx.now);
   if (e == nullptr) {
     ctx.reply.Null();
     return;
   }
   ctx.reply.Bulk(DigestOf(e->value()));
+}
+
+// ---------------------------------------------------------------- registration
+
+void RegisterStrings(CommandRegistry& r) {
+  using namespace spec;
+  const std::vector<std::string> kRO_ACCESS = {"RO", "access"};
+  const std::vector<std::string> kRW_DELETE = {"RW", "delete"};
+  // ---- strings: the lock primitives
+  r.Add(
+      Keys(Cmd("set", -3, kWrite | kCmdDenyOom | kLease, Set, {"write", "string", "slow"},
+               {"Set the string value of a key", "1.0.0", "string", "O(1)"},
+               {Key(), Str("value"),
+                Optional(OneOf("condition",
+                               {Token("nx", "NX"), Token("xx", "XX"), Str("ifeq-value", "IFEQ"),
+                                Str("ifne-value", "IFNE"), Str("ifdeq-digest", "IFDEQ"),
+                                Str("ifdne-digest", "IFDNE")}),
+                         "2.6.12"),
+                Optional(Token("get", "GET"), "6.2.0"),
+                Optional(OneOf("expiration", {Int("seconds", "EX"), Int("milliseconds", "PX"),
+                                              Time("unix-time-seconds", "EXAT"),
+                                              Time("unix-time-milliseconds", "PXAT"),
+                                              Token("keepttl", "KEEPTTL")}))}),
+           1, 1, 1, {"RW", "access", "update", "variable_flags"}));
+  r.Add(Keys(
+      Cmd("setnx", 3, kWrite | kCmdDenyOom | kFast | kLease, SetNx, {"write", "string", "fast"},
+          {"Set the value of a key, only if the key does not exist", "1.0.0", "string", "O(1)"},
+          {Key(), Str("value")}),
+      1, 1, 1, {"OW", "insert"}));
+  r.Add(
+      Keys(Cmd("setex", 4, kWrite | kCmdDenyOom | kLease, SetEx, {"write", "string", "slow"},
+               {"Set the value and expiration of a key", "2.0.0", "string", "O(1)"},
+               {Key(), Int("seconds"), Str("value")}),
+           1, 1, 1, {"OW", "update"}));
+  r.Add(
+      Keys(Cmd("psetex", 4, kWrite | kCmdDenyOom | kLease, SetEx, {"write", "string", "slow"},
+               {"Set the value and expiration in milliseconds of a key", "2.6.0", "string", "O(1)"},
+               {Key(), Int("milliseconds"), Str("value")}),
+           1, 1, 1, {"OW", "update"}));
+  r.Add(Keys(Cmd("get", 2, kRead | kFast, Get, {"read", "string", "fast"},
+                       {"Get the value of a key", "1.0.0", "string", "O(1)"}, {Key()}),
+                   1, 1, 1, kRO_ACCESS));
+  r.Add(Keys(Cmd("del", -2, kWrite, Del, {"keyspace", "write", "slow"},
+                       {"Delete a key", "1.0.0", "generic",
+                        "O(N) where N is the number of keys that will be removed."},
+                       {Key("key", true)}),
+                   1, -1, 1, {"RM", "delete"}));
+  r.Add(Keys(Cmd("exists", -2, kRead | kFast, Exists, {"keyspace", "read", "fast"},
+                       {"Determine if a key exists", "1.0.0", "generic",
+                        "O(N) where N is the number of keys to check."},
+                       {Key("key", true)}),
+                   1, -1, 1, {"RO"}));
+  r.Add(Keys(Cmd("delifeq", 3, kWrite | kFast, DelIfEq, {"write", "string", "fast"},
+                       {"Delete key if value matches string.", "9.0.0", "string", "O(1)"},
+                       {Key(), Str("value")}),
+                   1, 1, 1, kRW_DELETE));
+  r.Add(Keys(
+      Cmd("delex", -2, kWrite | kFast, DelEx, {"write", "string", "fast"},
+          {"Conditionally removes the specified key based on value or digest comparison.", "8.4.0",
+           "string",
+           "O(1) for IFEQ/IFNE, O(N) for IFDEQ/IFDNE where N is the length of the string "
+           "value."},
+          {Key(),
+           Optional(OneOf("condition",
+                          {Str("ifeq-value", "IFEQ"), Str("ifne-value", "IFNE"),
+                           Str("ifdeq-digest", "IFDEQ"), Str("ifdne-digest", "IFDNE")}))}),
+      1, 1, 1, {"RW", "delete", "variable_flags"}));
+  r.Add(Keys(Cmd("digest", 2, kRead | kFast, Digest, {"read", "string", "fast"},
+                       {"Returns the hash digest of a string value", "8.4.0", "string",
+                        "O(N) where N is the length of the string value."},
+                       {Key()}),
+                   1, 1, 1, kRO_ACCESS));
+
 }
 
 }  // namespace latch::commands

@@ -7,55 +7,52 @@
 // so a replay applies all or none. WATCH adds optimistic locking: EXEC does
 // nothing (null reply) if a watched key was changed, expired or deleted since.
 #include "server/commands/common.h"
-#include "server/connection.h"
-#include "server/effects.h"
+#include "server/control.h"
+#include "server/gate.h"
+#include "server/watch.h"
 
 namespace latch::commands {
 
-namespace {
-
-void ResetTransaction(Connection& c) {
+void ResetTransaction(Session& c) {
   c.in_multi = false;
   c.multi_failed = false;
   c.queued.clear();
 }
 
-}  // namespace
-
 void Multi(CommandContext& ctx) {
-  if (ctx.client.in_multi) {
+  if (ctx.session.in_multi) {
     ctx.reply.Error("ERR MULTI calls can not be nested");
     return;
   }
-  ResetTransaction(ctx.client);
-  ctx.client.in_multi = true;
+  ResetTransaction(ctx.session);
+  ctx.session.in_multi = true;
   ctx.reply.Ok();
 }
 
 void Discard(CommandContext& ctx) {
-  if (!ctx.client.in_multi) {
+  if (!ctx.session.in_multi) {
     ctx.reply.Error("ERR DISCARD without MULTI");
     return;
   }
-  ResetTransaction(ctx.client);
-  ctx.server.UnwatchAll(ctx.client);
+  ResetTransaction(ctx.session);
+  ctx.control().watches().UnwatchAll(ctx.session);
   ctx.reply.Ok();
 }
 
 void Exec(CommandContext& ctx) {
-  Connection& c = ctx.client;
+  Session& c = ctx.session;
   if (!c.in_multi) {
     ctx.reply.Error("ERR EXEC without MULTI");
     return;
   }
   // A watched key whose TTL ran out counts as changed even if nobody has
   // touched it since: looking it up removes it, which notifies the watchers.
-  for (const std::string& key : c.watched_keys) ctx.db.Find(key, ctx.now.mono);
+  for (const std::string& key : c.watched_keys) ctx.store.Find(key, ctx.now);
   std::vector<std::vector<std::string>> queued = std::move(c.queued);
   bool failed = c.multi_failed;
   bool touched = c.watched_key_touched;
   ResetTransaction(c);
-  ctx.server.UnwatchAll(c);
+  ctx.control().watches().UnwatchAll(c);
   if (failed) {
     ctx.reply.Error("EXECABORT Transaction discarded because of previous errors.");
     return;
@@ -65,17 +62,19 @@ void Exec(CommandContext& ctx) {
     return;
   }
   ctx.reply.Array(queued.size());
-  ctx.effects.BeginTransaction();
+  // Each queued command goes through the gate again (its checks, the lease
+  // policy), in this one turn of the loop, with one time snapshot.
+  ctx.store.BeginTransaction();
   std::vector<std::string_view> argv;
   for (const auto& request : queued) {
     argv.assign(request.begin(), request.end());
-    ctx.server.Dispatch(c, argv, ctx.now);
+    ctx.gate.Execute(c, argv, ctx.now, ctx.reply, Gate::Origin::kExec);
   }
-  ctx.effects.EndTransaction();
+  ctx.store.EndTransaction();
 }
 
 void Watch(CommandContext& ctx) {
-  if (ctx.client.in_multi) {
+  if (ctx.session.in_multi) {
     ctx.reply.Error("ERR WATCH inside MULTI is not allowed");
     return;
   }
@@ -83,15 +82,44 @@ void Watch(CommandContext& ctx) {
     // A key that is already expired counts as changed from the start only if
     // it is touched again; Find() removes it now, so the removal happens
     // before the watch begins.
-    ctx.db.Find(ctx.argv[i], ctx.now.mono);
-    ctx.server.WatchKey(ctx.client, ctx.argv[i]);
+    ctx.store.Find(ctx.argv[i], ctx.now);
+    ctx.control().watches().Watch(ctx.session, ctx.argv[i]);
   }
   ctx.reply.Ok();
 }
 
 void Unwatch(CommandContext& ctx) {
-  ctx.server.UnwatchAll(ctx.client);
+  ctx.control().watches().UnwatchAll(ctx.session);
   ctx.reply.Ok();
+}
+
+// ---------------------------------------------------------------- registration
+
+void RegisterTransactions(CommandRegistry& r) {
+  using namespace spec;
+  // ---- transactions
+  auto tx = [](std::string summary, std::string since, std::string complexity = "O(1)") {
+    return Doc{std::move(summary), std::move(since), "transactions", std::move(complexity)};
+  };
+  const uint32_t kTxFlags = kCmdNoScript | kCmdLoading | kCmdStale | kFast | kCmdAllowBusy;
+  r.Add(Cmd("multi", 1, kTxFlags | kCmdTransactionControl, Multi, {"fast", "transaction"},
+                  tx("Start a transaction block", "1.2.0")));
+  r.Add(Cmd("exec", 1, kCmdNoScript | kCmdLoading | kCmdStale | kCmdTransactionControl, Exec,
+                  {"slow", "transaction"},
+                  tx("Execute all commands issued after MULTI", "1.2.0",
+                     "Depends on commands in the transaction")));
+  r.Add(Cmd("discard", 1, kTxFlags | kCmdTransactionControl, Discard, {"fast", "transaction"},
+                  tx("Discard all commands issued after MULTI", "2.0.0",
+                     "O(N), when N is the number of queued commands")));
+  r.Add(
+      Keys(Cmd("watch", -2, kTxFlags | kCmdTransactionControl, Watch, {"fast", "transaction"},
+               tx("Monitor changes to keys to determine execution of a MULTI/EXEC block", "2.2.0",
+                  "O(1) for every key."),
+               {Key("key", true)}),
+           1, -1, 1, {"RO"}));
+  r.Add(Cmd("unwatch", 1, kTxFlags, Unwatch, {"fast", "transaction"},
+                  tx("Forget about all watched keys", "2.2.0")));
+
 }
 
 }  // namespace latch::commands

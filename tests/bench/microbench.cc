@@ -115,6 +115,7 @@ void BM_DispatchLockAcquire(benchmark::State& state) {
   config.appendonly = false;
   config.quarantine = latch::QuarantineMode::kNever;
   latch::Server server(config, std::make_unique<latch::SystemClock>());
+  server.lease_policy().StartEphemeral();
   latch::Connection conn(server, 1);
   conn.authenticated = true;
   std::vector<std::string> keys;

@@ -1,20 +1,24 @@
-// Fuzz target: the append-only log's reader and loader (server/aof_format.*,
-// server/aof_loader.*). A log is read back after crashes, full disks and
-// hand edits: whatever its bytes, loading must end in "loaded", "tail cut
-// off" or a clear refusal, never in a crash or a half-understood record.
+// Fuzz target: the append-only log's reader (log/reader.h) and the replay
+// (server/replay.h, Store::Replay). A log is read back after crashes, full
+// disks and hand edits: whatever its bytes, loading must end in "loaded",
+// "tail cut off" or a clear refusal, never in a crash or a half-understood
+// record.
 //
 // Input: a flags byte, then the bytes of the log file.
 //   flags bit 0: aof-load-truncated yes (else no)
 //
-// Each run reads the bytes with AofReader (records, then the first incomplete
-// or corrupt one; MULTI ... EXEC applied as a whole), then writes them to a
-// temporary file and loads it with AofLoader into a Keyspace, and checks that:
-//  - the loader stops exactly where the reader does: the same number of
-//    records, the corruption reported at the reader's offset, an incomplete
-//    tail cut off at that offset (and the file truncated there) or refused
-//    when aof-load-truncated is no;
-//  - the keyspace holds what replaying the records on a simple model (a map
-//    of key → value, deadline) gives: same keys, values and deadlines.
+// Each run:
+//  1. frames the bytes with a model written here, from the format's rules
+//     (RESP arrays cut by the strict request parser and checked by
+//     aof::Decode; '#' lines are annotations, the latch-clock one decoded;
+//     MULTI … EXEC applied as a whole), applying records to a simple map;
+//  2. reads the same bytes with aof::Reader and checks it agrees with the
+//     model: the same records in the same units, the same safe offset, the
+//     same verdict (end, truncated tail, corruption);
+//  3. writes them to a file and replays it into a Store, and checks that the
+//     replay stops where the model does (corruption reported at its offset,
+//     the tail cut off there or refused with aof-load-truncated no), and that
+//     the keyspace holds what the model holds: keys, values, deadlines.
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
@@ -31,14 +35,18 @@
 #include <utility>
 #include <vector>
 
+#include "log/reader.h"
+#include "log/record.h"
+#include "protocol/request_parser.h"
 #include "protocol/text.h"
-#include "server/aof_format.h"
-#include "server/aof_loader.h"
 #include "server/clock.h"
 #include "server/config.h"
-#include "server/keyspace.h"
+#include "server/replay.h"
+#include "server/store.h"
 
 namespace {
+
+constexpr const char* kClockId = "fuzz-clock";
 
 void Check(bool ok, const char* what, std::string_view detail = {}) {
   if (!ok) {
@@ -76,40 +84,196 @@ void WriteFile(const std::string& path, std::string_view bytes) {
   ::close(fd);
 }
 
-// What replaying the records must give: key → (value, monotonic deadline).
-using Model = std::map<std::string, std::pair<std::string, int64_t>, std::less<>>;
+// The model: key → (value, deadline), and the clock relation in force.
+struct Model {
+  std::map<std::string, std::pair<std::string, int64_t>, std::less<>> keys;
+  bool have_mark = false;
+  std::string mark_id;
+  int64_t mark_offset = 0;
+};
 
-void ApplyToModel(Model& m, std::span<const std::string_view> args, latch::TimeSnapshot now) {
-  using latch::EqualsIgnoreCase;
-  std::string_view cmd = args[0];
-  if (EqualsIgnoreCase(cmd, "SET")) {
-    int64_t deadline = latch::kNoDeadline;
-    if (args.size() == 5) {
-      int64_t at = *latch::ParseInt64(args[4]);
-      if (at <= now.wall_ms) {
-        m.erase(std::string(args[1]));
-        return;
+int64_t ModelDeadline(const Model& m, int64_t unix_ms, latch::TimeSnapshot now) {
+  if (m.have_mark && m.mark_id == kClockId) return unix_ms - m.mark_offset;
+  return now.MonoFromWall(unix_ms);  // no foreign bound in this target
+}
+
+void ApplyToModel(Model& m, const latch::aof::Record& r, latch::TimeSnapshot now) {
+  using latch::aof::Op;
+  switch (r.op) {
+    case Op::kClock:
+      m.have_mark = true;
+      m.mark_id = r.clock.clock_id;
+      m.mark_offset = r.clock.unix_ms - r.clock.boot_ms;
+      return;
+    case Op::kSet: {
+      int64_t deadline = latch::kNoDeadline;
+      if (r.unix_ms != 0) {
+        deadline = ModelDeadline(m, r.unix_ms, now);
+        if (deadline <= now.mono) {
+          m.keys.erase(std::string(r.key));
+          return;
+        }
       }
-      deadline = now.MonoFromWall(at);
+      m.keys[std::string(r.key)] = {std::string(r.value), deadline};
+      return;
     }
-    m[std::string(args[1])] = {std::string(args[2]), deadline};
-  } else if (EqualsIgnoreCase(cmd, "DEL")) {
-    for (size_t i = 1; i < args.size(); ++i) m.erase(std::string(args[i]));
-  } else if (EqualsIgnoreCase(cmd, "PEXPIREAT")) {
-    auto it = m.find(args[1]);
-    if (it == m.end()) return;
-    int64_t at = *latch::ParseInt64(args[2]);
-    if (at <= now.wall_ms) {
-      m.erase(it);
-    } else {
-      it->second.second = now.MonoFromWall(at);
+    case Op::kDel:
+      for (std::string_view k : r.keys) m.keys.erase(std::string(k));
+      return;
+    case Op::kPExpireAt: {
+      auto it = m.keys.find(r.key);
+      if (it == m.keys.end()) return;
+      int64_t d = ModelDeadline(m, r.unix_ms, now);
+      if (d <= now.mono) {
+        m.keys.erase(it);
+      } else {
+        it->second.second = d;
+      }
+      return;
     }
-  } else if (EqualsIgnoreCase(cmd, "PERSIST")) {
-    auto it = m.find(args[1]);
-    if (it != m.end()) it->second.second = latch::kNoDeadline;
-  } else if (EqualsIgnoreCase(cmd, "FLUSHALL") || EqualsIgnoreCase(cmd, "FLUSHDB")) {
-    m.clear();
+    case Op::kPersist: {
+      auto it = m.keys.find(r.key);
+      if (it != m.keys.end()) it->second.second = latch::kNoDeadline;
+      return;
+    }
+    case Op::kFlushAll:
+      m.keys.clear();
+      return;
+    case Op::kSelect:
+    case Op::kMulti:
+    case Op::kExec:
+      return;
   }
+}
+
+// What the model concludes about a log.
+struct Verdict {
+  enum { kEnd, kTruncated, kCorrupt } kind = kEnd;
+  size_t safe_offset = 0;     // end of the last complete unit
+  uint64_t units = 0;         // units with at least one record
+  uint64_t records = 0;       // records in complete units (annotations included)
+};
+
+// Frames the log with the format's rules, independently of aof::Reader.
+Verdict Frame(std::string_view log, Model& model, latch::TimeSnapshot now) {
+  Verdict v;
+  latch::resp::RequestParser parser;
+  latch::resp::ParseLimits limits;
+  limits.strict = true;
+  limits.max_bulk_len = INT32_MAX;
+  size_t pos = 0;
+  bool in_tx = false;
+  size_t tx_start = 0;
+  uint64_t tx_records = 0;
+  std::vector<std::vector<std::string>> tx;  // owned copies of the transaction's records
+  std::vector<std::string> tx_annotations;
+  while (pos < log.size()) {
+    std::string_view in = log.substr(pos);
+    latch::aof::Record rec;
+    std::vector<std::string> owned;
+    bool is_annotation = false;
+    size_t len = 0;
+    if (in[0] == '#') {
+      size_t nl = in.find('\n');
+      if (nl == std::string_view::npos) {
+        if (in.size() > 4096) {
+          v.kind = Verdict::kCorrupt;
+          break;
+        }
+        v.kind = Verdict::kTruncated;
+        break;
+      }
+      len = nl + 1;
+      std::string_view line = in.substr(0, nl);
+      if (line.substr(0, 13) != "#latch-clock ") {
+        pos += len;
+        if (!in_tx) v.safe_offset = pos;
+        continue;
+      }
+      if (line.empty() || line.back() != '\r') {
+        v.kind = Verdict::kCorrupt;
+        break;
+      }
+      auto mark = latch::aof::DecodeClockAnnotation(line.substr(0, line.size() - 1));
+      if (!mark) {
+        v.kind = Verdict::kCorrupt;
+        break;
+      }
+      is_annotation = true;
+      rec.op = latch::aof::Op::kClock;
+      rec.clock = *mark;
+    } else {
+      parser.Reset();
+      auto res = parser.Parse(in, limits);
+      if (res == latch::resp::RequestParser::Result::kNeedMore) {
+        v.kind = Verdict::kTruncated;
+        break;
+      }
+      if (res == latch::resp::RequestParser::Result::kError || parser.args().empty() ||
+          !latch::aof::Decode(parser.args(), &rec).empty()) {
+        v.kind = Verdict::kCorrupt;
+        break;
+      }
+      len = parser.consumed();
+      for (std::string_view a : parser.args()) owned.emplace_back(a);
+    }
+    (void)is_annotation;
+    if (rec.op == latch::aof::Op::kMulti) {
+      if (in_tx) {
+        v.kind = Verdict::kCorrupt;
+        break;
+      }
+      in_tx = true;
+      tx_start = pos;
+      tx_records = 1;
+      pos += len;
+      continue;
+    }
+    if (rec.op == latch::aof::Op::kExec) {
+      if (!in_tx) {
+        v.kind = Verdict::kCorrupt;
+        break;
+      }
+      // Apply the whole transaction now.
+      for (const auto& args : tx) {
+        std::vector<std::string_view> views(args.begin(), args.end());
+        latch::aof::Record r;
+        if (!args.empty() && args[0] == "#") {
+          r.op = latch::aof::Op::kClock;
+          r.clock = *latch::aof::DecodeClockAnnotation(args[1]);
+        } else {
+          latch::aof::Decode(views, &r);
+        }
+        ApplyToModel(model, r, now);
+      }
+      v.records += tx_records + 1;
+      if (!tx.empty()) ++v.units;
+      tx.clear();
+      in_tx = false;
+      pos += len;
+      v.safe_offset = pos;
+      continue;
+    }
+    if (in_tx) {
+      if (rec.op == latch::aof::Op::kClock) {
+        std::string line(in.substr(0, len - 2));
+        tx.push_back({"#", line});
+      } else {
+        tx.push_back(owned);
+      }
+      ++tx_records;
+      pos += len;
+      continue;
+    }
+    ApplyToModel(model, rec, now);
+    ++v.records;
+    ++v.units;
+    pos += len;
+    v.safe_offset = pos;
+  }
+  if (v.kind == Verdict::kEnd && in_tx) v.kind = Verdict::kTruncated;
+  (void)tx_start;
+  return v;
 }
 
 }  // namespace
@@ -124,96 +288,79 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
   const bool load_truncated = data[0] & 1;
   std::string_view log(reinterpret_cast<const char*>(data + 1), size - 1);
-  // A fixed instant: a realistic boot-time clock and wall clock.
   const latch::TimeSnapshot now{5'000'000, 1'700'000'000'000};
 
-  // 1. The reader alone, over the bytes in memory, with the transaction
-  // rules on top: the records between MULTI and EXEC apply together at the
-  // EXEC; a log that ends inside a transaction ends before its MULTI; a
-  // MULTI inside a transaction or an EXEC outside one is corruption.
-  latch::AofReader reader;
+  // 1. The model.
   Model model;
-  std::vector<std::vector<std::string>> transaction;
-  bool in_transaction = false;
-  size_t transaction_start = 0;
-  bool bad_transaction = false;
-  uint64_t records = 0;
-  size_t offset = 0;
-  latch::AofReader::Status last = latch::AofReader::Status::kNeedMore;
-  while (offset < log.size()) {
-    last = reader.Next(log.substr(offset));
-    if (last != latch::AofReader::Status::kRecord) break;
-    Check(reader.consumed() > 0 && reader.consumed() <= log.size() - offset,
-          "record length out of range");
-    Check(latch::ValidateAofRecord(reader.args()).empty(), "an invalid record was accepted");
-    std::span<const std::string_view> args = reader.args();
-    bool multi = latch::EqualsIgnoreCase(args[0], "MULTI");
-    if (multi || latch::EqualsIgnoreCase(args[0], "EXEC")) {
-      if (multi == in_transaction) {
-        bad_transaction = true;
-        break;
-      }
-      if (multi) transaction_start = offset;
-      for (const auto& record : transaction) {
-        std::vector<std::string_view> views(record.begin(), record.end());
-        ApplyToModel(model, views, now);
-      }
-      transaction.clear();
-      in_transaction = multi;
-    } else if (in_transaction) {
-      transaction.emplace_back(args.begin(), args.end());
-    } else {
-      ApplyToModel(model, args, now);
-    }
-    ++records;
-    offset += reader.consumed();
-  }
-  const bool corrupt = bad_transaction || last == latch::AofReader::Status::kCorrupt;
-  const bool tail = !corrupt && (offset < log.size() || in_transaction);
-  // Where the log stops being loadable: the bad or incomplete record, or the
-  // MULTI of an unfinished transaction.
-  if (!corrupt && in_transaction) offset = transaction_start;
+  Verdict expected = Frame(log, model, now);
 
-  // 2. The loader, over the same bytes in a file.
+  // 2. The reader, over the bytes in memory.
+  {
+    latch::aof::Reader reader(log);
+    uint64_t units = 0;
+    latch::aof::Reader::Status st;
+    while ((st = reader.Next()) == latch::aof::Reader::Status::kUnit) {
+      Check(!reader.records().empty(), "an empty unit");
+      ++units;
+    }
+    Check(reader.safe_offset() == expected.safe_offset, "reader and model disagree on the offset");
+    Check(units == expected.units, "reader and model disagree on the units");
+    Check(reader.record_count() == expected.records, "reader and model disagree on the records");
+    switch (expected.kind) {
+      case Verdict::kEnd:
+        Check(st == latch::aof::Reader::Status::kEnd, "reader did not end where the model does");
+        break;
+      case Verdict::kTruncated:
+        Check(st == latch::aof::Reader::Status::kTruncated, "reader missed a truncated tail");
+        Check(reader.tail_bytes() == log.size() - expected.safe_offset, "tail length differs");
+        break;
+      case Verdict::kCorrupt:
+        Check(st == latch::aof::Reader::Status::kCorrupt, "reader missed a corruption");
+        break;
+    }
+  }
+
+  // 3. The replay, over the same bytes in a file.
   const std::string path = TempPath();
   WriteFile(path, log);
   latch::Config config;
   config.appendfilename = path;
   config.aof_load_truncated = load_truncated;
-  latch::Keyspace db;
-  latch::AofLoader loader(config, db);
-  Check(!loader.Open().has_value(), "cannot open the log");
-  latch::AofLoader::State state;
+  latch::Store store(kClockId);
+  latch::Replay replay(config, store);
+  Check(!replay.Open().has_value(), "cannot open the log");
+  latch::ReplayClock clock;
+  clock.clock_id = kClockId;
+  clock.now = now;
+  latch::Replay::State state;
   do {
-    state = loader.Step(now, 1'000'000);
-  } while (state == latch::AofLoader::State::kMore);
+    state = replay.Step(clock, 1'000'000);
+  } while (state == latch::Replay::State::kMore);
 
-  Check(loader.records() == records, "loader and reader disagree on the number of records");
-  const std::string where = "at offset " + std::to_string(offset);
-  if (corrupt) {
-    Check(state == latch::AofLoader::State::kFailed, "corruption not reported");
-    Check(loader.error().find(where) != std::string::npos, "corruption reported elsewhere",
-          loader.error());
-  } else if (tail && !load_truncated) {
-    Check(state == latch::AofLoader::State::kFailed,
-          "incomplete tail loaded with "
-          "aof-load-truncated no");
-    Check(loader.error().find(where) != std::string::npos, "tail reported elsewhere",
-          loader.error());
+  const std::string where = "offset " + std::to_string(expected.safe_offset);
+  if (expected.kind == Verdict::kCorrupt) {
+    Check(state == latch::Replay::State::kFailed, "corruption not reported");
+    Check(replay.error().find(where) != std::string::npos, "corruption reported elsewhere",
+          replay.error());
+  } else if (expected.kind == Verdict::kTruncated && !load_truncated) {
+    Check(state == latch::Replay::State::kFailed, "incomplete tail loaded with aof-load-truncated no");
+    Check(replay.error().find(where) != std::string::npos, "tail reported elsewhere",
+          replay.error());
   } else {
-    Check(state == latch::AofLoader::State::kDone, "a loadable log was refused", loader.error());
-    Check(loader.truncated_at() == (tail ? static_cast<int64_t>(offset) : -1),
+    Check(state == latch::Replay::State::kDone, "a loadable log was refused", replay.error());
+    bool tail = expected.kind == Verdict::kTruncated;
+    Check(replay.truncated_at() == (tail ? static_cast<int64_t>(expected.safe_offset) : -1),
           "tail cut at the wrong offset");
     struct stat st {};
-    Check(::stat(path.c_str(), &st) == 0 && static_cast<size_t>(st.st_size) == offset,
-          "file not cut back to its last complete record");
+    Check(::stat(path.c_str(), &st) == 0 && static_cast<size_t>(st.st_size) == expected.safe_offset,
+          "file not cut back to its last complete unit");
   }
 
-  // 3. The keyspace against the model (only what was applied counts: a
-  // refused log still applied the records before the bad one).
-  Check(db.size() == model.size(), "keyspace size differs from the model");
-  for (const auto& [key, entry] : model) {
-    const latch::Keyspace::Entry* e = db.Find(key, now.mono);
+  // The keyspace against the model (a refused log still applied the units
+  // before the bad one).
+  Check(store.size() == model.keys.size(), "keyspace size differs from the model");
+  for (const auto& [key, entry] : model.keys) {
+    const latch::Keyspace::Entry* e = store.Find(key, now);
     Check(e != nullptr, "a key of the model is missing", key);
     Check(e->value() == entry.first, "value differs from the model", key);
     Check(e->deadline == entry.second, "deadline differs from the model", key);

@@ -36,6 +36,7 @@
 #include "protocol/reply_parser.h"
 #include "protocol/request_parser.h"
 #include "protocol/text.h"
+#include "tests/unit/replay_check.h"
 #include "tests/unit/test_server.h"
 
 namespace {
@@ -65,9 +66,9 @@ bool RunHarnessRequest(latch::test::TestServer& ts, std::span<const std::string_
   } else if (EqualsIgnoreCase(op, "STEPWALL") && argv.size() == 2) {
     ts.clock().StepWall(Clamp(argv[1], -10'000'000'000, 10'000'000'000));
   } else if (EqualsIgnoreCase(op, "EXPIRE")) {
-    ts.server().db().ActiveExpireCycle(ts.clock().MonoMs(), 1000);
+    ts.server().store().ActiveExpireCycle(ts.clock().MonoMs(), 1000);
   } else if (EqualsIgnoreCase(op, "REHASH")) {
-    ts.server().db().RehashStep(100);
+    ts.server().store().RehashStep(100);
   } else {
     return false;
   }
@@ -94,7 +95,7 @@ void CheckReplies(std::string_view out, std::string_view command, bool monitor) 
   }
 }
 
-void CheckKeyspace(latch::Keyspace& db) {
+void CheckKeyspace(const latch::Keyspace& db) {
   size_t n = 0, with_deadline = 0;
   db.ForEach([&](const latch::Keyspace::Entry& e) {
     ++n;
@@ -127,6 +128,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   latch::test::TestServer ts(config);
   latch::Connection& conn = ts.conn();
   conn.authenticated = config.requirepass.empty();
+  // Everything the commands change is logged, as in a server with a log.
+  latch::aof::Batch log;
+  ts.server().store().set_log(&log);
 
   latch::resp::RequestParser parser;
   size_t requests = 0;
@@ -148,6 +152,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // QUIT, CLIENT KILL of oneself: the connection reads nothing more.
     if (conn.close_after_reply()) break;
   }
-  CheckKeyspace(ts.server().db());
+  CheckKeyspace(ts.server().store().keyspace());
+  ts.server().store().set_log(nullptr);
+
+  // One applier: replaying the log rebuilds the live keyspace exactly.
+  latch::TimeSnapshot now = ts.server().Now();
+  latch::Store replayed(ts.clock().Id());
+  std::string err = latch::test::ReplayInto(log.bytes(), ts.clock().Id(), now, &replayed);
+  Check(err.empty(), "the log the commands wrote does not read back", err);
+  Check(latch::test::LiveKeys(replayed, now.mono) ==
+            latch::test::LiveKeys(ts.server().store(), now.mono),
+        "replaying the log does not rebuild the keyspace");
   return 0;
 }

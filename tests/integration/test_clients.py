@@ -54,9 +54,11 @@ def unavailable(why):
 
 @pytest.fixture(scope="module")
 def latch(tmp_path_factory):
-    """One latch-server for the module, with its default lock settings
-    (max-lock-ttl 60000 ms) and no restart quarantine."""
-    srv = lt.start_latch(str(tmp_path_factory.mktemp("clients")), *lt.FRESH_ARGS)
+    """One latch-server for the module, with a lease cap (max-lock-ttl 60000
+    ms, off by default) so the clients' handling of its error is tested too,
+    and no restart quarantine."""
+    srv = lt.start_latch(str(tmp_path_factory.mktemp("clients")), *lt.FRESH_ARGS,
+                         "--max-lock-ttl", "60000")
     yield srv
     srv.stop()
 

@@ -23,7 +23,8 @@ EXIT_NOT_FOUND = 127
 
 # A fresh data directory with appendonly yes starts without a restart
 # quarantine (appendonly no would quarantine, rightly, on every start).
-NODE_ARGS = ("--appendonly", "yes")
+# A lease cap (off by default) so the tool's handling of the nodes' error is tested.
+NODE_ARGS = ("--appendonly", "yes", "--max-lock-ttl", "60000")
 
 
 def binary():

@@ -17,14 +17,19 @@
 #include <vector>
 
 #include "common/sha1.h"
-#include "server/command_table.h"
-#include "server/known_scripts.h"
+#include "log/record.h"
+#include "protocol/request_parser.h"
+#include "server/command.h"
+#include "server/scripting/known_scripts.h"
 #include "test_server.h"
 
 namespace latch {
 namespace {
 
 using resp::Reply;
+using scripting::FindKnownScript;
+using scripting::FindKnownScriptByText;
+using scripting::KnownScript;
 using test::TestServer;
 
 // The SHA1s, as each library computes them (and Redis from the bytes sent).
@@ -99,9 +104,9 @@ Config UncappedConfig() {
 class KnownScriptsTest : public ::testing::Test {
  protected:
   explicit KnownScriptsTest(Config config = UncappedConfig()) : ts_(std::move(config)) {
-    ts_.server().effects().set_sink(&log_);
+    ts_.server().store().set_log(&batch_);
   }
-  ~KnownScriptsTest() override { ts_.server().effects().set_sink(nullptr); }
+  ~KnownScriptsTest() override { ts_.server().store().set_log(nullptr); }
 
   std::string Run(const std::vector<std::string>& args) { return ts_.Run(args); }
   // EVALSHA sha numkeys keys… args…
@@ -124,14 +129,37 @@ class KnownScriptsTest : public ::testing::Test {
   }
   std::string Get(const std::string& k) { return Run({"GET", k}); }
   std::string PTtl(const std::string& k) { return Run({"PTTL", k}); }
-  std::string Logged() { return std::exchange(log_, std::string()); }
+  // The records logged since the last call, without clock annotations.
+  std::string Logged() {
+    std::string out;
+    const std::string& bytes = batch_.bytes();
+    resp::RequestParser parser;
+    resp::ParseLimits strict;
+    strict.strict = true;
+    for (size_t pos = 0; pos < bytes.size();) {
+      if (bytes[pos] == '#') {
+        pos = bytes.find('\n', pos) + 1;
+        continue;
+      }
+      parser.Reset();
+      if (parser.Parse(std::string_view(bytes).substr(pos), strict) !=
+          resp::RequestParser::Result::kRequest) {
+        ADD_FAILURE() << "unparsable log bytes at " << pos;
+        break;
+      }
+      out.append(bytes, pos, parser.consumed());
+      pos += parser.consumed();
+    }
+    batch_.Clear();
+    return out;
+  }
   std::string WallPlus(int64_t ms) { return std::to_string(ts_.clock().WallMs() + ms); }
   void SetPx(const std::string& k, const std::string& v, int64_t ms) {
     ASSERT_EQ(Run({"SET", k, v, "PX", std::to_string(ms)}), kOk);
   }
 
   TestServer ts_;
-  std::string log_;
+  aof::Batch batch_;
 };
 
 // ------------------------------------------------------------------ the table
@@ -150,7 +178,7 @@ TEST(Sha1, KnownVectors) {
 TEST(KnownScriptTable, EveryEntryIsTheHashOfItsText) {
   std::set<std::string> shas;
   for (const KnownScript& s : KnownScripts()) {
-    EXPECT_EQ(Sha1Hex(s.text), s.sha1) << s.library << " " << s.name;
+    EXPECT_EQ(Sha1Hex(s.text()), s.sha1) << s.library << " " << s.name;
     EXPECT_EQ(s.sha1.size(), 40u);
     EXPECT_EQ(s.sha1.find_first_not_of("0123456789abcdef"), std::string_view::npos);
     EXPECT_FALSE(s.library.empty());
@@ -160,7 +188,7 @@ TEST(KnownScriptTable, EveryEntryIsTheHashOfItsText) {
     EXPECT_GT(s.summary.size(), 40u);
     EXPECT_NE(s.run, nullptr);
     EXPECT_TRUE(shas.insert(std::string(s.sha1)).second) << "duplicate " << s.sha1;
-    EXPECT_EQ(FindKnownScriptByText(s.text), &s);
+    EXPECT_EQ(FindKnownScriptByText(s.text()), &s);
   }
   // Exactly the scripts listed above, no more.
   EXPECT_EQ(shas, std::set<std::string>(kAllShas.begin(), kAllShas.end()));
@@ -230,7 +258,7 @@ TEST_F(KnownScriptsTest, UnknownEvalNamesTheNativeCommands) {
 
 TEST_F(KnownScriptsTest, OneByteDifferentIsRefused) {
   for (const KnownScript& s : KnownScripts()) {
-    std::string text(s.text);
+    std::string text(s.text());
     ASSERT_EQ(Run({"SCRIPT", "LOAD", text}), Bulk(s.sha1));
     std::string unknown = Run({"SCRIPT", "LOAD", "return 1"});
     std::vector<std::string> variants;
@@ -256,9 +284,9 @@ TEST_F(KnownScriptsTest, OneByteDifferentIsRefused) {
 
 TEST_F(KnownScriptsTest, EvalOfTheExactTextRunsIt) {
   const KnownScript& lock = Script(kRedlockLock);
-  EXPECT_EQ(Eval(lock.text, {"k"}, {"tok", "5000"}), Int(1));
+  EXPECT_EQ(Eval(lock.text(), {"k"}, {"tok", "5000"}), Int(1));
   EXPECT_EQ(Get("k"), Bulk("tok"));
-  EXPECT_EQ(Eval(Script(kRedlockUnlock).text, {"k"}, {"tok"}), Int(1));
+  EXPECT_EQ(Eval(Script(kRedlockUnlock).text(), {"k"}, {"tok"}), Int(1));
   EXPECT_EQ(Get("k"), kNull);
   // Known scripts need no SCRIPT LOAD, and SCRIPT FLUSH does not forget them.
   EXPECT_EQ(Run({"SCRIPT", "FLUSH"}), kOk);
@@ -271,7 +299,7 @@ TEST_F(KnownScriptsTest, EvalOfTheExactTextRunsIt) {
 
 TEST_F(KnownScriptsTest, ScriptSubcommands) {
   for (const std::string& sha : kAllShas) {
-    EXPECT_EQ(Run({"SCRIPT", "LOAD", std::string(Script(sha).text)}), Bulk(sha));
+    EXPECT_EQ(Run({"SCRIPT", "LOAD", std::string(Script(sha).text())}), Bulk(sha));
   }
   EXPECT_EQ(Run({"SCRIPT", "EXISTS", kRedlockLock, std::string(40, 'a'), kPyExtend, "abc",
                  "A4E8783852E6B949F9EF3A97212805108459A890"}),
@@ -305,7 +333,7 @@ TEST_F(KnownScriptsTest, ScriptSubcommands) {
 }
 
 TEST_F(KnownScriptsTest, CommandTableRows) {
-  const CommandTable& t = CommandTable::Get();
+  const CommandRegistry& t = CommandRegistry::Get();
   for (const char* name : {"eval", "evalsha", "eval_ro", "evalsha_ro"}) {
     const CommandSpec* c = t.Find(name);
     ASSERT_NE(c, nullptr) << name;
@@ -715,9 +743,9 @@ class QuarantinedScriptsTest : public KnownScriptsTest {
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
     std::filesystem::current_path(dir_);
-    ts_.server().quarantine().ReadPrevious(false);
-    ts_.server().quarantine().Start(ts_.clock().MonoMs());
-    ASSERT_TRUE(ts_.server().quarantine().active(ts_.clock().MonoMs()));
+    ts_.server().lease_policy().Begin(ts_.clock().MonoMs(), false);
+    ts_.server().lease_policy().Start(ts_.clock().MonoMs());
+    ASSERT_TRUE(ts_.server().lease_policy().quarantined(ts_.clock().MonoMs()));
   }
   void TearDown() override {
     std::filesystem::current_path(old_cwd_);
@@ -736,7 +764,8 @@ TEST_F(QuarantinedScriptsTest, GrantsAreRefusedReleasesAllowed) {
   EXPECT_EQ(Get("j"), kNull);
   // A key that exists (replayed from the log, say): the lock script answers
   // 0 without granting anything, and extending it is refused.
-  ts_.server().db().Set("k", "tok", ts_.clock().MonoMs() + 5000);
+  ts_.server().store().Put("k", "tok", Lease::Until(ts_.clock().MonoMs() + 5000),
+                           ts_.server().Now());
   EXPECT_EQ(Sha(kRedlockLock, {"k"}, {"other", "1000"}), Int(0));
   EXPECT_TRUE(refused(Sha(kRedlockExtend, {"k"}, {"tok", "1000"})));
   EXPECT_TRUE(refused(Sha(kSemRefresh, {"k"}, {"tok", "1000"})));
@@ -752,7 +781,7 @@ TEST_F(QuarantinedScriptsTest, GrantsAreRefusedReleasesAllowed) {
   EXPECT_EQ(Get("k"), kNull);
   // Once the quarantine is over, grants go through.
   ts_.clock().Advance(60001);
-  ts_.server().quarantine().Cron(ts_.clock().MonoMs());
+  ts_.server().lease_policy().Cron(ts_.clock().MonoMs());
   EXPECT_EQ(Sha(kRedlockLock, {"k"}, {"tok", "1000"}), Int(1));
 }
 

@@ -34,6 +34,9 @@ class TestServer {
     auto clock = std::make_unique<ManualClock>();
     clock_ = clock.get();
     server_ = std::make_unique<Server>(std::move(config), std::move(clock));
+    // No data directory: the lease policy admits every grant (its own tests
+    // use a real one).
+    server_->lease_policy().StartEphemeral();
     conn_ = std::make_unique<Connection>(*server_, 1);
     conn_->authenticated = true;
   }

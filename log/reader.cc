@@ -1,0 +1,203 @@
+#include "log/reader.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace latch::aof {
+
+namespace {
+constexpr size_t kChunk = 4 << 20;
+// An annotation is one short line; anything longer without a newline is not one.
+constexpr size_t kMaxAnnotation = 4096;
+}  // namespace
+
+Reader::Reader(int fd) : fd_(fd) {}
+
+Reader::Reader(std::string_view bytes) : memory_(bytes), from_memory_(true) {
+  end_ = bytes.size();
+  bytes_read_ = bytes.size();
+  eof_ = true;
+}
+
+bool Reader::Fill() {
+  if (eof_ || from_memory_) return false;
+  // Keep the unit being read at the front of the buffer, then read a chunk.
+  if (start_ > 0) {
+    std::memmove(buf_.data(), buf_.data() + start_, end_ - start_);
+    end_ -= start_;
+    start_ = 0;
+  }
+  if (buf_.size() - end_ < kChunk) buf_.resize(end_ + kChunk);
+  while (true) {
+    ssize_t n = ::read(fd_, buf_.data() + end_, buf_.size() - end_);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      error_ = std::string("read error: ") + std::strerror(errno);
+      io_error_ = true;
+      eof_ = true;
+      return false;
+    }
+    if (n == 0) {
+      eof_ = true;
+      return false;
+    }
+    end_ += static_cast<size_t>(n);
+    bytes_read_ += static_cast<uint64_t>(n);
+    return true;
+  }
+}
+
+Reader::Status Reader::Fail(Status s, std::string why) {
+  error_ = std::move(why);
+  records_.clear();
+  return s;
+}
+
+Reader::Parse Reader::ParseAt(size_t pos, size_t* end, Record* rec,
+                              std::vector<std::string_view>* args) {
+  const char* data = from_memory_ ? memory_.data() : buf_.data();
+  std::string_view in(data + pos, end_ - pos);
+  if (in[0] == '#') {
+    size_t nl = in.find('\n');
+    if (nl == std::string_view::npos) {
+      if (in.size() > kMaxAnnotation) {
+        error_ = "an annotation line without an end";
+        return Parse::kCorrupt;
+      }
+      return Parse::kNeedMore;
+    }
+    *end = pos + nl + 1;
+    std::string_view line = in.substr(0, nl);
+    constexpr std::string_view kClock = "#latch-clock ";
+    if (line.substr(0, kClock.size()) != kClock) return Parse::kSkipped;  // #TS: and the like
+    if (line.empty() || line.back() != '\r') {
+      error_ = "a clock annotation that does not end in CRLF";
+      return Parse::kCorrupt;
+    }
+    auto mark = DecodeClockAnnotation(line.substr(0, line.size() - 1));
+    if (!mark) {
+      error_ = "a damaged clock annotation";
+      return Parse::kCorrupt;
+    }
+    *rec = Record{};
+    rec->op = Op::kClock;
+    rec->clock = std::move(*mark);
+    return Parse::kRecord;
+  }
+  resp::ParseLimits limits;
+  limits.strict = true;
+  limits.max_bulk_len = INT32_MAX;
+  parser_.Reset();
+  switch (parser_.Parse(in, limits)) {
+    case resp::RequestParser::Result::kNeedMore:
+      return Parse::kNeedMore;
+    case resp::RequestParser::Result::kError: {
+      // Drop the "ERR Protocol error: " prefix meant for clients.
+      error_ = parser_.error();
+      constexpr std::string_view kPrefix = "ERR Protocol error: ";
+      if (error_.rfind(kPrefix, 0) == 0) error_ = error_.substr(kPrefix.size());
+      return Parse::kCorrupt;
+    }
+    case resp::RequestParser::Result::kRequest:
+      break;
+  }
+  if (parser_.args().empty()) {
+    error_ = "empty array";
+    return Parse::kCorrupt;
+  }
+  *args = parser_.args();
+  std::string why = Decode(*args, rec);
+  if (!why.empty()) {
+    error_ = std::move(why);
+    return Parse::kCorrupt;
+  }
+  *end = pos + parser_.consumed();
+  return Parse::kRecord;
+}
+
+Reader::Status Reader::Next() {
+  records_.clear();
+  arg_store_.clear();
+  if (io_error_) return Status::kIoError;
+  while (true) {
+    const uint64_t unit_start = safe_offset_;
+    // Parse one unit from start_. If the buffer has to grow midway, the unit
+    // is parsed again from its first byte (its views would point into the
+    // old buffer).
+    records_.clear();
+    arg_store_.clear();
+    size_t pos = start_;
+    bool in_transaction = false;
+    uint64_t seen = 0;
+    bool need_more = false;
+    bool skipped = false;
+    while (!need_more && !skipped) {
+      if (pos >= end_) {
+        need_more = true;
+        break;
+      }
+      size_t end = 0;
+      Record rec;
+      std::vector<std::string_view> args;
+      switch (ParseAt(pos, &end, &rec, &args)) {
+        case Parse::kNeedMore:
+          need_more = true;
+          continue;
+        case Parse::kCorrupt:
+          return Fail(Status::kCorrupt, error_);
+        case Parse::kSkipped:
+          pos = end;
+          if (!in_transaction) {
+            // An annotation between units: step over it and start again.
+            safe_offset_ = unit_start + (pos - start_);
+            start_ = pos;
+            skipped = true;
+          }
+          continue;
+        case Parse::kRecord:
+          break;
+      }
+      ++seen;
+      if (rec.op == Op::kMulti) {
+        if (in_transaction) return Fail(Status::kCorrupt, "MULTI inside a transaction");
+        in_transaction = true;
+        pos = end;
+        continue;
+      }
+      if (rec.op == Op::kExec) {
+        if (!in_transaction) return Fail(Status::kCorrupt, "EXEC without MULTI");
+        in_transaction = false;
+      } else {
+        arg_store_.push_back(std::move(args));
+        // DEL's key list points into the args vector just stored.
+        if (rec.op == Op::kDel) rec.keys = std::span(arg_store_.back()).subspan(1);
+        records_.push_back(std::move(rec));
+      }
+      pos = end;
+      if (!in_transaction) {
+        safe_offset_ = unit_start + (pos - start_);
+        start_ = pos;
+        record_count_ += seen;
+        if (records_.empty()) {
+          // MULTI directly followed by EXEC: nothing to apply; read on.
+          skipped = true;
+          break;
+        }
+        return Status::kUnit;
+      }
+    }
+    if (skipped) continue;
+    // The unit is not complete in the buffer.
+    if (Fill()) continue;
+    if (io_error_) return Fail(Status::kIoError, error_);
+    if (end_ == start_) return Status::kEnd;
+    tail_bytes_ = end_ - start_;
+    records_.clear();
+    return Fail(Status::kTruncated, in_transaction ? "the log ends inside a transaction"
+                                                   : "the log ends inside a record");
+  }
+}
+
+}  // namespace latch::aof

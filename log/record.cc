@@ -1,0 +1,148 @@
+#include "log/record.h"
+
+#include <charconv>
+
+#include "protocol/request_writer.h"
+#include "protocol/text.h"
+
+namespace latch::aof {
+
+namespace {
+
+std::string Itoa(int64_t v) {
+  std::string s;
+  AppendInt(s, v);
+  return s;
+}
+
+}  // namespace
+
+void Batch::Set(std::string_view key, std::string_view value, int64_t unix_ms) {
+  if (unix_ms == 0) {
+    resp::AppendRequest(rep_, {"SET", key, value});
+  } else {
+    resp::AppendRequest(rep_, {"SET", key, value, "PXAT", Itoa(unix_ms)});
+  }
+}
+
+void Batch::Del(std::string_view key) {
+  resp::AppendRequest(rep_, {"DEL", key});
+}
+
+void Batch::PExpireAt(std::string_view key, int64_t unix_ms) {
+  resp::AppendRequest(rep_, {"PEXPIREAT", key, Itoa(unix_ms)});
+}
+
+void Batch::Persist(std::string_view key) {
+  resp::AppendRequest(rep_, {"PERSIST", key});
+}
+
+void Batch::FlushAll() {
+  resp::AppendRequest(rep_, {"FLUSHALL"});
+}
+
+void Batch::Select(int64_t db) {
+  resp::AppendRequest(rep_, {"SELECT", Itoa(db)});
+}
+
+void Batch::Multi() {
+  resp::AppendRequest(rep_, {"MULTI"});
+  open_multi_ = true;
+}
+
+void Batch::Exec() {
+  resp::AppendRequest(rep_, {"EXEC"});
+  open_multi_ = false;
+}
+
+void Batch::Clock(const ClockMark& mark) {
+  rep_ += "#latch-clock ";
+  rep_ += mark.clock_id;
+  rep_ += ' ';
+  AppendInt(rep_, mark.boot_ms);
+  rep_ += ' ';
+  AppendInt(rep_, mark.unix_ms);
+  rep_ += "\r\n";
+}
+
+std::string Decode(std::span<const std::string_view> args, Record* out) {
+  *out = Record{};
+  if (args.empty()) return "empty record";
+  std::string_view cmd = args[0];
+  auto is = [&](std::string_view name) { return EqualsIgnoreCase(cmd, name); };
+  if (is("SET")) {
+    out->op = Op::kSet;
+    if (args.size() == 3 || (args.size() == 5 && EqualsIgnoreCase(args[3], "PXAT"))) {
+      out->key = args[1];
+      out->value = args[2];
+      if (args.size() == 5) {
+        auto at = ParseInt64(args[4]);
+        if (!at) return "SET with a PXAT that is not an integer";
+        // 0 would read as "no lease": PXAT 0 is an instant long past, as is 1.
+        out->unix_ms = *at == 0 ? -1 : *at;
+      }
+      return {};
+    }
+    return "SET record with unexpected arguments (expected SET key value [PXAT ms])";
+  }
+  if (is("DEL")) {
+    if (args.size() < 2) return "DEL without a key";
+    out->op = Op::kDel;
+    out->keys = args.subspan(1);
+    out->key = args[1];
+    return {};
+  }
+  if (is("PEXPIREAT")) {
+    if (args.size() != 3) return "PEXPIREAT record with a wrong number of arguments";
+    auto at = ParseInt64(args[2]);
+    if (!at) return "PEXPIREAT with a time that is not an integer";
+    out->op = Op::kPExpireAt;
+    out->key = args[1];
+    out->unix_ms = *at;
+    return {};
+  }
+  if (is("PERSIST")) {
+    if (args.size() != 2) return "PERSIST with a wrong number of arguments";
+    out->op = Op::kPersist;
+    out->key = args[1];
+    return {};
+  }
+  if (is("FLUSHALL") || is("FLUSHDB")) {
+    out->op = Op::kFlushAll;
+    return {};
+  }
+  if (is("MULTI") || is("EXEC")) {
+    if (args.size() != 1) return "MULTI/EXEC record with arguments";
+    out->op = is("MULTI") ? Op::kMulti : Op::kExec;
+    return {};
+  }
+  if (is("SELECT")) {
+    if (args.size() == 2 && args[1] == "0") {
+      out->op = Op::kSelect;
+      out->db = 0;
+      return {};
+    }
+    return "SELECT of a database other than 0";
+  }
+  return "unknown command '" + std::string(cmd.substr(0, 64)) + "' in the log";
+}
+
+std::optional<ClockMark> DecodeClockAnnotation(std::string_view line) {
+  constexpr std::string_view kPrefix = "#latch-clock ";
+  if (line.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
+  line.remove_prefix(kPrefix.size());
+  size_t sp1 = line.find(' ');
+  if (sp1 == std::string_view::npos || sp1 == 0) return std::nullopt;
+  size_t sp2 = line.find(' ', sp1 + 1);
+  if (sp2 == std::string_view::npos) return std::nullopt;
+  auto boot = ParseInt64(line.substr(sp1 + 1, sp2 - sp1 - 1));
+  auto wall = ParseInt64(line.substr(sp2 + 1));
+  if (!boot || !wall) return std::nullopt;
+  ClockMark m;
+  m.clock_id = std::string(line.substr(0, sp1));
+  m.boot_ms = *boot;
+  m.unix_ms = *wall;
+  return m;
+}
+
+}  // namespace latch::aof

@@ -1,0 +1,110 @@
+// The records of latch's append-only log, and the one place that knows their
+// format.
+//
+// The log is Redis's single-file AOF: a sequence of RESP arrays of bulk
+// strings, each one a command Redis itself could replay (`redis-check-aof`
+// accepts the file, and redis-server loads it). latch writes *effects*, never
+// requests, so only these records appear:
+//
+//   SET key value [PXAT unix-ms]     the key now holds value (until unix-ms)
+//   DEL key [key …]                  the keys are gone (deleted or expired)
+//   PEXPIREAT key unix-ms            the key's lease now ends at unix-ms
+//   PERSIST key                      the key no longer has a lease
+//   FLUSHALL                         every key is gone
+//   SELECT db                        the records that follow are for database db
+//   MULTI … EXEC                     the records between apply all or none
+//
+// and one annotation, a line that Redis's loader and redis-check-aof skip
+// (Redis 7 writes `#TS:` annotations the same way):
+//
+//   #latch-clock <clock-id> <boot-ms> <unix-ms>\r\n
+//
+// A lease in memory is a deadline on CLOCK_BOOTTIME, but the log speaks Unix
+// time, because that is what Redis's PXAT means. The annotation states the
+// relation between the two clocks that the following absolute times were
+// written with, and which clock that was (the boot, and the time namespace).
+// A replay on the same clock converts PXAT back to the exact boot-clock
+// deadline, so a wall-clock step between writing and replaying neither drops a
+// live lock nor lengthens one (see server/store.h, Store::Replay).
+//
+// Writing: Batch appends encoded records to a string (LevelDB's WriteBatch:
+// the change and its record are one operation, done by the Store). Reading:
+// Decode turns the arguments of one parsed record into a Record, refusing
+// anything latch would not write; log/reader.h cuts records out of a file.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace latch::aof {
+
+// Which clock a deadline was measured on, and how it related to the wall
+// clock at one instant.
+struct ClockMark {
+  std::string clock_id;  // boot id and time namespace: see server/clock.h
+  int64_t boot_ms = 0;   // CLOCK_BOOTTIME at that instant
+  int64_t unix_ms = 0;   // the wall clock at the same instant
+  // The offset wall − boot. Two marks with the same clock and offset
+  // describe the same relation.
+  int64_t offset() const { return unix_ms - boot_ms; }
+};
+
+// Appends encoded records. Cheap to keep and reuse: Clear() keeps capacity.
+class Batch {
+ public:
+  // `unix_ms` 0: a key without a lease (no PXAT).
+  void Set(std::string_view key, std::string_view value, int64_t unix_ms);
+  void Del(std::string_view key);
+  void PExpireAt(std::string_view key, int64_t unix_ms);
+  void Persist(std::string_view key);
+  void FlushAll();
+  void Select(int64_t db);
+  void Multi();
+  void Exec();
+  void Clock(const ClockMark& mark);
+
+  const std::string& bytes() const { return rep_; }
+  size_t size() const { return rep_.size(); }
+  bool empty() const { return rep_.empty(); }
+  // Whether a MULTI has been appended without its EXEC: a rewrite must not
+  // start in the middle of a transaction.
+  bool in_transaction() const { return open_multi_; }
+  void Clear() {
+    rep_.clear();
+  }
+  // Drops the first n bytes (they were written to the file).
+  void Consume(size_t n) { rep_.erase(0, n); }
+
+ private:
+  std::string rep_;
+  bool open_multi_ = false;
+};
+
+enum class Op { kSet, kDel, kPExpireAt, kPersist, kFlushAll, kSelect, kMulti, kExec, kClock };
+
+// One decoded record. Views point into the bytes it was decoded from.
+struct Record {
+  Op op = Op::kSet;
+  std::string_view key;                   // SET, PEXPIREAT, PERSIST
+  std::string_view value;                 // SET
+  std::span<const std::string_view> keys;  // DEL
+  int64_t unix_ms = 0;                    // SET with PXAT (else 0), PEXPIREAT
+  int64_t db = 0;                         // SELECT
+  ClockMark clock;                        // annotation
+};
+
+// Decodes the arguments of one RESP record. Returns an empty string and
+// fills *out, or says what is wrong ("SET with a PXAT that is not an
+// integer"). Command names are matched case-insensitively, as Redis's
+// loader does.
+std::string Decode(std::span<const std::string_view> args, Record* out);
+
+// Recognises the clock annotation (the line without its CRLF). nullopt for
+// any other annotation (Redis's #TS:, or anything else after '#'), which a
+// reader skips.
+std::optional<ClockMark> DecodeClockAnnotation(std::string_view line);
+
+}  // namespace latch::aof

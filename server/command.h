@@ -1,0 +1,201 @@
+// What a command is: its metadata (name, arity, flags, key positions, docs)
+// and its handler, declared together by the family that owns it.
+//
+// A family (server/commands/*.cc) registers its commands in one function
+// next to their handlers, as Dragonfly's StringFamily::Register does, so a
+// command's whole behaviour is in one file: how it parses, what it does to
+// the Store, what it replies, and what COMMAND INFO / COMMAND DOCS say about
+// it (Redis keeps the same metadata as data in src/commands/*.json).
+//
+// The handler contract. A handler gets a CommandContext and
+//  - reads its arguments from ctx.argv (argv[0] is the command name; arity
+//    was already checked by the gate);
+//  - reads and changes data only through ctx.store, whose mutators also
+//    write the log record (so a handler cannot forget the record);
+//  - before any write that would grant, re-grant or extend a lease, asks
+//    ctx.AdmitGrant(deadline) and stops if it says no (the reply is written);
+//  - writes exactly one reply to ctx.reply;
+//  - uses ctx.now for every time it needs (one reading of both clocks per
+//    request: a deadline and the TTL logged for it agree).
+// Administrative commands (CONFIG, INFO, CLIENT, SHUTDOWN…) also use
+// ctx.control(), a small interface to the server around the loop.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "protocol/reply_sink.h"
+#include "server/clock.h"
+
+namespace latch {
+
+class Gate;
+class ServerControl;
+class Session;
+class Store;
+
+// Flags. The first group is what Redis reports in COMMAND INFO; the second
+// is latch's own and drives the gate.
+enum CommandFlag : uint32_t {
+  kCmdWrite = 1u << 0,
+  kCmdReadonly = 1u << 1,
+  kCmdAdmin = 1u << 2,
+  kCmdFast = 1u << 3,
+  kCmdNoAuth = 1u << 4,      // allowed before AUTH (AUTH, HELLO, QUIT)
+  kCmdLoading = 1u << 5,     // allowed while the log is being loaded
+  kCmdStale = 1u << 6,       // (reported only)
+  kCmdNoScript = 1u << 7,    // (reported only)
+  kCmdDenyOom = 1u << 8,     // (reported only)
+  kCmdSentinel = 1u << 9,    // (reported only)
+  kCmdNoMulti = 1u << 10,    // (reported only)
+  kCmdAllowBusy = 1u << 11,  // (reported only)
+  // latch: may grant, re-grant or extend a lease (it calls AdmitGrant). A
+  // write command without it only ever removes or shortens: a release, always
+  // allowed (the restart quarantine's refusal text lists them).
+  kCmdGrantsLease = 1u << 16,
+  // latch: runs at once inside MULTI instead of being queued (EXEC, DISCARD,
+  // MULTI, WATCH, QUIT).
+  kCmdTransactionControl = 1u << 17,
+  // latch: answers PING-like health checks; refused with MISCONF when the
+  // log cannot be written, as Redis does for PING.
+  kCmdHealthCheck = 1u << 18,
+};
+
+// One argument in COMMAND DOCS, in Redis's structure (name, type, token,
+// optional/multiple flags, nested arguments for "oneof" and "block").
+struct ArgDoc {
+  std::string name;
+  std::string type;  // key, string, integer, double, unix-time, pure-token, oneof, block
+  std::string token;
+  bool optional = false;
+  bool multiple = false;
+  std::string since;
+  std::vector<ArgDoc> args;
+  int key_spec_index = -1;
+};
+
+struct CommandSpec;
+
+// Everything a handler may use while it runs.
+struct CommandContext {
+  std::span<const std::string_view> argv;
+  Session& session;
+  Store& store;
+  resp::ReplySink& reply;
+  // One reading of both clocks for the whole request.
+  const TimeSnapshot now;
+  const CommandSpec& cmd;
+  Gate& gate;
+
+  // The lease policy's admission of a write that grants, re-grants or
+  // extends a lease ending at `deadline` (kNoDeadline: a key without one).
+  // False after replying with the refusal (QUARANTINE, MISCONF).
+  bool AdmitGrant(int64_t deadline);
+  // max-lock-ttl. False after replying with the error.
+  bool CheckTtl(int64_t ttl_ms);
+  // The server around the loop, for administrative commands.
+  ServerControl& control();
+  // The command's full name in lower case ("set", "config|get"), for error
+  // texts that name it.
+  const std::string& name() const;
+};
+
+using CommandHandler = void (*)(CommandContext&);
+
+struct CommandSpec {
+  std::string name;  // lower case; subcommands are named by their word ("get")
+  int arity = 0;     // > 0: exact argc; < 0: at least -arity
+  uint32_t flags = 0;
+  CommandHandler handler = nullptr;
+  // Key positions for COMMAND INFO (0, 0, 0 when there are none).
+  int first_key = 0, last_key = 0, key_step = 0;
+  // Key spec flags for COMMAND INFO (RW/RO/OW and access/update/insert/delete).
+  std::vector<std::string> key_spec_flags;
+  std::vector<std::string> acl_categories;  // without the '@'
+  // COMMAND DOCS
+  std::string summary;
+  std::string since;
+  std::string group;
+  std::string complexity;
+  std::vector<ArgDoc> args;
+  std::vector<CommandSpec> subcommands;
+
+  bool has(uint32_t f) const { return (flags & f) != 0; }
+  // "config|get" for a subcommand, "get" otherwise.
+  std::string fullname;
+};
+
+// ---------------------------------------------------------------- builders
+// Small constructors that keep the families' registrations readable.
+namespace spec {
+
+struct Doc {
+  std::string summary, since, group, complexity;
+};
+
+ArgDoc Arg(std::string name, std::string type, std::string token = "");
+ArgDoc Key(std::string name = "key", bool multiple = false);
+ArgDoc Str(std::string name, std::string token = "");
+ArgDoc Int(std::string name, std::string token = "");
+ArgDoc Double(std::string name, std::string token = "");
+ArgDoc Time(std::string name, std::string token = "");
+ArgDoc Token(std::string name, std::string token);
+ArgDoc OneOf(std::string name, std::vector<ArgDoc> args);
+ArgDoc Block(std::string name, std::vector<ArgDoc> args, std::string token = "");
+ArgDoc Optional(ArgDoc a, std::string since = "");
+ArgDoc Multiple(ArgDoc a);
+
+CommandSpec Cmd(std::string name, int arity, uint32_t flags, CommandHandler handler,
+                std::vector<std::string> acl, Doc doc, std::vector<ArgDoc> args = {});
+// Marks a command as taking keys at positions first..last (step), with the
+// key-spec flags COMMAND INFO reports.
+CommandSpec Keys(CommandSpec c, int first, int last, int step, std::vector<std::string> flags);
+CommandSpec Container(std::string name, std::vector<std::string> acl, Doc doc,
+                      std::vector<CommandSpec> subs);
+
+}  // namespace spec
+
+// The registry: every command, registered by its family.
+class CommandRegistry {
+ public:
+  // The registry with every latch command.
+  static const CommandRegistry& Get();
+
+  void Add(CommandSpec spec);
+  // Finds a command (case-insensitive) by its name.
+  const CommandSpec* Find(std::string_view name) const;
+  const std::vector<CommandSpec>& commands() const { return commands_; }
+  // "DEL, DELIFEQ, DELEX, …": the write commands that never grant a lease.
+  std::string ReleaseCommands() const;
+
+  // COMMAND INFO / COMMAND DOCS entries for one command.
+  static void WriteInfo(const CommandSpec& cmd, resp::ReplySink& w);
+  static void WriteDocs(const CommandSpec& cmd, resp::ReplySink& w);
+
+ private:
+  CommandRegistry();
+  void Index();
+  std::vector<CommandSpec> commands_;
+  // Lower-case name → command: a small open-addressing table (FNV-1a hash,
+  // linear probing) that Find() probes with the name folded on the fly.
+  static uint32_t NameHash(std::string_view lower);
+  std::vector<const CommandSpec*> slots_;
+};
+
+// The families, each in server/commands/<family>.cc.
+namespace commands {
+void RegisterStrings(CommandRegistry& r);
+void RegisterExpiry(CommandRegistry& r);
+void RegisterConnection(CommandRegistry& r);
+void RegisterKeyspace(CommandRegistry& r);
+void RegisterServer(CommandRegistry& r);
+void RegisterConfig(CommandRegistry& r);
+void RegisterIntrospection(CommandRegistry& r);
+void RegisterTransactions(CommandRegistry& r);
+void RegisterScripting(CommandRegistry& r);
+}  // namespace commands
+
+}  // namespace latch

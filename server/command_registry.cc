@@ -1,0 +1,279 @@
+#include <algorithm>
+
+#include "protocol/text.h"
+#include "server/command.h"
+
+namespace latch {
+
+// ---------------------------------------------------------------- builders
+
+namespace spec {
+
+ArgDoc Arg(std::string name, std::string type, std::string token) {
+  ArgDoc a;
+  a.name = std::move(name);
+  a.type = std::move(type);
+  a.token = std::move(token);
+  return a;
+}
+ArgDoc Key(std::string name, bool multiple) {
+  ArgDoc a = Arg(std::move(name), "key");
+  a.key_spec_index = 0;
+  a.multiple = multiple;
+  return a;
+}
+ArgDoc Str(std::string name, std::string token) {
+  return Arg(std::move(name), "string", std::move(token));
+}
+ArgDoc Int(std::string name, std::string token) {
+  return Arg(std::move(name), "integer", std::move(token));
+}
+ArgDoc Double(std::string name, std::string token) {
+  return Arg(std::move(name), "double", std::move(token));
+}
+ArgDoc Time(std::string name, std::string token) {
+  return Arg(std::move(name), "unix-time", std::move(token));
+}
+ArgDoc Token(std::string name, std::string token) {
+  return Arg(std::move(name), "pure-token", std::move(token));
+}
+ArgDoc OneOf(std::string name, std::vector<ArgDoc> args) {
+  ArgDoc a = Arg(std::move(name), "oneof");
+  a.args = std::move(args);
+  return a;
+}
+ArgDoc Block(std::string name, std::vector<ArgDoc> args, std::string token) {
+  ArgDoc a = Arg(std::move(name), "block", std::move(token));
+  a.args = std::move(args);
+  return a;
+}
+ArgDoc Optional(ArgDoc a, std::string since) {
+  a.optional = true;
+  a.since = std::move(since);
+  return a;
+}
+ArgDoc Multiple(ArgDoc a) {
+  a.multiple = true;
+  return a;
+}
+
+CommandSpec Cmd(std::string name, int arity, uint32_t flags, CommandHandler handler,
+                std::vector<std::string> acl, Doc doc, std::vector<ArgDoc> args) {
+  CommandSpec c;
+  c.name = std::move(name);
+  c.arity = arity;
+  c.flags = flags;
+  c.handler = handler;
+  c.acl_categories = std::move(acl);
+  c.summary = std::move(doc.summary);
+  c.since = std::move(doc.since);
+  c.group = std::move(doc.group);
+  c.complexity = std::move(doc.complexity);
+  c.args = std::move(args);
+  return c;
+}
+
+CommandSpec Keys(CommandSpec c, int first, int last, int step, std::vector<std::string> flags) {
+  c.first_key = first;
+  c.last_key = last;
+  c.key_step = step;
+  c.key_spec_flags = std::move(flags);
+  return c;
+}
+
+CommandSpec Container(std::string name, std::vector<std::string> acl, Doc doc,
+                      std::vector<CommandSpec> subs) {
+  CommandSpec c = Cmd(std::move(name), -2, 0, nullptr, std::move(acl), std::move(doc));
+  c.subcommands = std::move(subs);
+  return c;
+}
+
+}  // namespace spec
+
+namespace {
+
+void WriteArgDoc(const ArgDoc& a, resp::ReplySink& w) {
+  size_t fields = 2 + (a.key_spec_index >= 0) + !a.token.empty() + !a.since.empty() +
+                  (a.optional || a.multiple) + !a.args.empty();
+  w.Map(fields);
+  w.Bulk("name");
+  w.Bulk(a.name);
+  w.Bulk("type");
+  w.Bulk(a.type);
+  if (a.key_spec_index >= 0) {
+    w.Bulk("key_spec_index");
+    w.Int(a.key_spec_index);
+  }
+  if (!a.token.empty()) {
+    w.Bulk("token");
+    w.Bulk(a.token);
+  }
+  if (!a.since.empty()) {
+    w.Bulk("since");
+    w.Bulk(a.since);
+  }
+  if (a.optional || a.multiple) {
+    w.Bulk("flags");
+    w.Set(static_cast<size_t>(a.optional) + static_cast<size_t>(a.multiple));
+    if (a.optional) w.Simple("optional");
+    if (a.multiple) w.Simple("multiple");
+  }
+  if (!a.args.empty()) {
+    w.Bulk("arguments");
+    w.Array(a.args.size());
+    for (const ArgDoc& sub : a.args) WriteArgDoc(sub, w);
+  }
+}
+
+}  // namespace
+
+void CommandRegistry::Add(CommandSpec spec) {
+  commands_.push_back(std::move(spec));
+}
+
+CommandRegistry::CommandRegistry() {
+  // The families, each registering its own commands (server/commands/).
+  commands::RegisterStrings(*this);
+  commands::RegisterExpiry(*this);
+  commands::RegisterConnection(*this);
+  commands::RegisterKeyspace(*this);
+  commands::RegisterServer(*this);
+  commands::RegisterConfig(*this);
+  commands::RegisterIntrospection(*this);
+  commands::RegisterTransactions(*this);
+  commands::RegisterScripting(*this);
+  Index();
+}
+
+void CommandRegistry::Index() {
+  for (CommandSpec& c : commands_) {
+    c.fullname = c.name;
+    for (CommandSpec& s : c.subcommands) s.fullname = c.name + "|" + s.name;
+  }
+  size_t n = 64;
+  while (n < commands_.size() * 4) n *= 2;
+  slots_.assign(n, nullptr);
+  for (const CommandSpec& c : commands_) {
+    size_t i = NameHash(c.name) & (slots_.size() - 1);
+    while (slots_[i] != nullptr) i = (i + 1) & (slots_.size() - 1);
+    slots_[i] = &c;
+  }
+}
+
+uint32_t CommandRegistry::NameHash(std::string_view lower) {
+  uint32_t h = 2166136261u;
+  for (char c : lower) h = (h ^ static_cast<unsigned char>(c)) * 16777619u;
+  return h;
+}
+
+std::string CommandRegistry::ReleaseCommands() const {
+  std::string out;
+  for (const CommandSpec& c : commands_) {
+    if (!c.has(kCmdWrite) || c.has(kCmdGrantsLease) || c.has(kCmdAdmin)) continue;
+    if (!out.empty()) out += ", ";
+    for (char ch : c.name) out.push_back(ch >= 'a' && ch <= 'z' ? static_cast<char>(ch - 32) : ch);
+  }
+  return out;
+}
+
+const CommandRegistry& CommandRegistry::Get() {
+  static const CommandRegistry registry;
+  return registry;
+}
+
+const CommandSpec* CommandRegistry::Find(std::string_view name) const {
+  // Every request looks its command up: fold the name to lower case in a
+  // small stack buffer, then one hash lookup. No command name is longer.
+  char lower[32];
+  if (name.empty() || name.size() > sizeof(lower)) return nullptr;
+  for (size_t i = 0; i < name.size(); ++i) lower[i] = AsciiLower(name[i]);
+  std::string_view key(lower, name.size());
+  for (size_t i = NameHash(key) & (slots_.size() - 1); slots_[i] != nullptr;
+       i = (i + 1) & (slots_.size() - 1)) {
+    if (slots_[i]->name == key) return slots_[i];
+  }
+  return nullptr;
+}
+
+void CommandRegistry::WriteInfo(const CommandSpec& c, resp::ReplySink& w) {
+  w.Array(10);
+  w.Bulk(c.fullname);
+  w.Int(c.arity);
+  static const std::pair<uint32_t, const char*> kFlagNames[] = {
+      {kCmdWrite, "write"},       {kCmdReadonly, "readonly"}, {kCmdDenyOom, "denyoom"},
+      {kCmdAdmin, "admin"},       {kCmdNoScript, "noscript"}, {kCmdLoading, "loading"},
+      {kCmdStale, "stale"},       {kCmdFast, "fast"},         {kCmdNoAuth, "no_auth"},
+      {kCmdSentinel, "sentinel"}, {kCmdNoMulti, "no_multi"},  {kCmdAllowBusy, "allow_busy"},
+  };
+  size_t nflags = 0;
+  for (const auto& [bit, name] : kFlagNames) nflags += c.has(bit);
+  w.Set(nflags);
+  for (const auto& [bit, name] : kFlagNames) {
+    if (c.has(bit)) w.Simple(name);
+  }
+  w.Int(c.first_key);
+  w.Int(c.last_key);
+  w.Int(c.key_step);
+  w.Set(c.acl_categories.size());
+  for (const std::string& cat : c.acl_categories) w.Simple("@" + cat);
+  w.Set(0);  // tips
+  if (c.first_key > 0) {
+    w.Array(1);
+    w.Map(3);
+    w.Bulk("flags");
+    w.Set(c.key_spec_flags.size());
+    for (const std::string& f : c.key_spec_flags) w.Simple(f);
+    w.Bulk("begin_search");
+    w.Map(2);
+    w.Bulk("type");
+    w.Bulk("index");
+    w.Bulk("spec");
+    w.Map(1);
+    w.Bulk("index");
+    w.Int(c.first_key);
+    w.Bulk("find_keys");
+    w.Map(2);
+    w.Bulk("type");
+    w.Bulk("range");
+    w.Bulk("spec");
+    w.Map(3);
+    w.Bulk("lastkey");
+    w.Int(c.last_key < 0 ? -1 : c.last_key - c.first_key);
+    w.Bulk("keystep");
+    w.Int(c.key_step);
+    w.Bulk("limit");
+    w.Int(0);
+  } else {
+    w.Array(0);
+  }
+  w.Array(c.subcommands.size());
+  for (const CommandSpec& s : c.subcommands) WriteInfo(s, w);
+}
+
+void CommandRegistry::WriteDocs(const CommandSpec& c, resp::ReplySink& w) {
+  size_t fields = 4 + !c.args.empty() + !c.subcommands.empty();
+  w.Map(fields);
+  w.Bulk("summary");
+  w.Bulk(c.summary);
+  w.Bulk("since");
+  w.Bulk(c.since);
+  w.Bulk("group");
+  w.Bulk(c.group);
+  w.Bulk("complexity");
+  w.Bulk(c.complexity);
+  if (!c.args.empty()) {
+    w.Bulk("arguments");
+    w.Array(c.args.size());
+    for (const ArgDoc& a : c.args) WriteArgDoc(a, w);
+  }
+  if (!c.subcommands.empty()) {
+    w.Bulk("subcommands");
+    w.Map(c.subcommands.size());
+    for (const CommandSpec& s : c.subcommands) {
+      w.Bulk(s.fullname);
+      WriteDocs(s, w);
+    }
+  }
+}
+
+}  // namespace latch

@@ -1,0 +1,145 @@
+// COMMAND and its subcommands: the registry (server/command.h) seen from a
+// client. redis-cli reads COMMAND DOCS for its hints, and client libraries
+// read COMMAND INFO for key positions.
+#include "common/glob.h"
+#include "server/commands/common.h"
+
+namespace latch::commands {
+
+
+void Command(CommandContext& ctx) {
+  const auto& all = CommandRegistry::Get().commands();
+  ctx.reply.Array(all.size());
+  for (const CommandSpec& c : all) CommandRegistry::WriteInfo(c, ctx.reply);
+}
+
+void CommandCount(CommandContext& ctx) {
+  ctx.reply.Int(static_cast<int64_t>(CommandRegistry::Get().commands().size()));
+}
+
+void CommandInfo(CommandContext& ctx) {
+  if (ctx.argv.size() == 2) {
+    Command(ctx);
+    return;
+  }
+  ctx.reply.Array(ctx.argv.size() - 2);
+  for (size_t i = 2; i < ctx.argv.size(); ++i) {
+    const CommandSpec* c = CommandRegistry::Get().Find(ctx.argv[i]);
+    if (c == nullptr) {
+      ctx.reply.Null();  // Redis: addReplyNull, so $-1 in RESP2
+    } else {
+      CommandRegistry::WriteInfo(*c, ctx.reply);
+    }
+  }
+}
+
+void CommandDocs(CommandContext& ctx) {
+  std::vector<const CommandSpec*> list;
+  if (ctx.argv.size() == 2) {
+    for (const CommandSpec& c : CommandRegistry::Get().commands()) list.push_back(&c);
+  } else {
+    for (size_t i = 2; i < ctx.argv.size(); ++i) {
+      if (const CommandSpec* c = CommandRegistry::Get().Find(ctx.argv[i])) list.push_back(c);
+    }
+  }
+  ctx.reply.Map(list.size());
+  for (const CommandSpec* c : list) {
+    ctx.reply.Bulk(c->name);
+    CommandRegistry::WriteDocs(*c, ctx.reply);
+  }
+}
+
+void CommandList(CommandContext& ctx) {
+  // COMMAND LIST [FILTERBY MODULE m | ACLCAT cat | PATTERN p]
+  std::string_view kind, arg;
+  if (ctx.argv.size() == 5 && EqualsIgnoreCase(ctx.argv[2], "FILTERBY")) {
+    kind = ctx.argv[3];
+    arg = ctx.argv[4];
+    if (!EqualsIgnoreCase(kind, "MODULE") && !EqualsIgnoreCase(kind, "ACLCAT") &&
+        !EqualsIgnoreCase(kind, "PATTERN")) {
+      ctx.reply.Error(kSyntaxError);
+      return;
+    }
+  } else if (ctx.argv.size() != 2) {
+    ctx.reply.Error(kSyntaxError);
+    return;
+  }
+  std::vector<std::string> names;
+  auto consider = [&](const CommandSpec& c) {
+    if (kind.empty()) {
+      names.push_back(c.fullname);
+    } else if (EqualsIgnoreCase(kind, "PATTERN")) {
+      if (GlobMatch(arg, c.fullname, true)) names.push_back(c.fullname);
+    } else if (EqualsIgnoreCase(kind, "ACLCAT")) {
+      for (const std::string& cat : c.acl_categories) {
+        if (EqualsIgnoreCase(cat, arg)) names.push_back(c.fullname);
+      }
+    }
+  };
+  for (const CommandSpec& c : CommandRegistry::Get().commands()) {
+    consider(c);
+    for (const CommandSpec& s : c.subcommands) consider(s);
+  }
+  ctx.reply.Array(names.size());
+  for (const std::string& n : names) ctx.reply.Bulk(n);
+}
+
+void CommandHelp(CommandContext& ctx) {
+  static const char* kLines[] = {
+      "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "(no subcommand)",
+      "    Return details about all commands.",
+      "COUNT",
+      "    Return the total number of commands in this server.",
+      "LIST [FILTERBY (MODULE <module-name>|ACLCAT <category>|PATTERN <pattern>)]",
+      "    Return a list of all commands in this server.",
+      "INFO [<command-name> ...]",
+      "    Return details about the given commands, or all of them.",
+      "DOCS [<command-name> ...]",
+      "    Return documentation details about the given commands, or all of them.",
+      "HELP",
+      "    Print this help.",
+  };
+  ReplyHelp(ctx, kLines);
+}
+
+// ---------------------------------------------------------------- registration
+
+void RegisterIntrospection(CommandRegistry& r) {
+  using namespace spec;
+  auto srv = [](std::string summary, std::string since, std::string complexity = "O(1)") {
+    return Doc{std::move(summary), std::move(since), "server", std::move(complexity)};
+  };
+  CommandSpec command = Container(
+      "command", {"slow", "connection"},
+      srv("Get array of Redis command details", "2.8.13",
+          "O(N) where N is the total number of Redis commands"),
+      {Cmd("count", 2, kCmdLoading | kCmdStale, CommandCount, {"slow", "connection"},
+           srv("Get total number of Redis commands", "2.8.13")),
+       Cmd("info", -2, kCmdLoading | kCmdStale, CommandInfo, {"slow", "connection"},
+           srv("Get array of specific Redis command details, or all when no argument "
+               "is given.",
+               "2.8.13", "O(N) where N is the number of commands to look up"),
+           {Optional(Multiple(Str("command-name")))}),
+       Cmd("docs", -2, kCmdLoading | kCmdStale, CommandDocs, {"slow", "connection"},
+           srv("Get array of specific Redis command documentation", "7.0.0",
+               "O(N) where N is the number of commands to look up"),
+           {Optional(Multiple(Str("command-name")))}),
+       Cmd("list", -2, kCmdLoading | kCmdStale, CommandList, {"slow", "connection"},
+           srv("Get an array of Redis command names", "7.0.0",
+               "O(N) where N is the total number of Redis commands"),
+           {Optional(Block(
+               "filterby",
+               {OneOf("filter", {Str("module-name", "MODULE"), Str("category", "ACLCAT"),
+                                 Str("pattern", "PATTERN")})},
+               "FILTERBY"))}),
+       Cmd("help", 2, kCmdLoading | kCmdStale, CommandHelp, {"slow", "connection"},
+           srv("Show helpful text about the different subcommands", "5.0.0"))});
+  // COMMAND alone lists every command.
+  command.arity = -1;
+  command.flags = kCmdLoading | kCmdStale | kCmdSentinel;
+  command.handler = Command;
+  r.Add(std::move(command));
+}
+
+}  // namespace latch::commands

@@ -1,0 +1,189 @@
+#include "server/gate.h"
+
+#include <new>
+#include <utility>
+
+#include "log/writer.h"
+#include "protocol/text.h"
+#include "server/control.h"
+#include "server/lease_policy.h"
+#include "server/log.h"
+#include "server/session.h"
+#include "server/store.h"
+#include "server/watch.h"
+
+namespace latch {
+
+bool CommandContext::AdmitGrant(int64_t deadline) {
+  return gate.AdmitGrant(*this, deadline);
+}
+
+bool CommandContext::CheckTtl(int64_t ttl_ms) {
+  return gate.CheckTtl(*this, ttl_ms);
+}
+
+ServerControl& CommandContext::control() {
+  return gate.control();
+}
+
+const std::string& CommandContext::name() const {
+  return cmd.fullname;
+}
+
+bool Gate::AdmitGrant(CommandContext& ctx, int64_t deadline) {
+  if (auto refusal = policy_.Admit(deadline, ctx.now.mono)) {
+    ctx.reply.Error(*refusal);
+    lease_refused_ = true;
+    return false;
+  }
+  return true;
+}
+
+bool Gate::CheckTtl(CommandContext& ctx, int64_t ttl_ms) {
+  if (auto err = policy_.CheckTtl(ttl_ms)) {
+    ctx.reply.Error(*err);
+    return false;
+  }
+  return true;
+}
+
+namespace {
+
+// Like Redis: the name and the first arguments, each cut to 128 bytes.
+std::string UnknownCommandText(std::span<const std::string_view> argv) {
+  std::string args;
+  for (size_t i = 1; i < argv.size() && args.size() < 128; ++i) {
+    args += "'" + std::string(UpToNul(argv[i]).substr(0, 128 - args.size())) + "' ";
+  }
+  return "ERR unknown command '" + std::string(UpToNul(argv[0]).substr(0, 128)) +
+         "', with args beginning with: " + args;
+}
+
+}  // namespace
+
+Gate::Result Gate::Execute(Session& session, std::span<const std::string_view> argv,
+                           const TimeSnapshot& now, resp::ReplySink& reply, Origin origin) {
+  Result result;
+  const bool from_script = origin == Origin::kScript || origin == Origin::kScriptReadOnly;
+  const CommandSpec* cmd = nullptr;
+  // A refused command. Inside MULTI it also dooms the transaction: EXEC will
+  // answer EXECABORT (Redis's rule); an EXEC that is itself refused discards
+  // the transaction at once, saying why.
+  auto reject = [&](std::string_view text) {
+    if (origin == Origin::kClient && session.in_multi && cmd != nullptr && cmd->name == "exec") {
+      std::string_view why = text;
+      if (why.substr(0, 4) == "ERR ") why.remove_prefix(4);
+      reply.Error("EXECABORT Transaction discarded because of: " + std::string(why));
+      session.in_multi = session.multi_failed = false;
+      session.queued.clear();
+      control_.watches().UnwatchAll(session);
+    } else {
+      reply.Error(text);
+    }
+    if (session.in_multi && origin == Origin::kClient) session.multi_failed = true;
+    if (!from_script) {
+      ++control_.stats().total_error_replies;
+      ++nested_errors_;
+    }
+    return result;
+  };
+
+  // 1. The command.
+  cmd = registry_.Find(argv[0]);
+  if (from_script && (cmd == nullptr || !cmd->subcommands.empty())) {
+    return reject("ERR Unknown Redis command called from script");
+  }
+  if (cmd == nullptr) return reject(UnknownCommandText(argv));
+  if (!cmd->subcommands.empty() && argv.size() >= 2) {
+    const CommandSpec* sub = nullptr;
+    for (const CommandSpec& s : cmd->subcommands) {
+      if (EqualsIgnoreCase(s.name, argv[1])) sub = &s;
+    }
+    if (sub == nullptr) {
+      std::string upper = cmd->name;
+      for (char& ch : upper) ch = static_cast<char>(ch >= 'a' && ch <= 'z' ? ch - 32 : ch);
+      return reject("ERR unknown subcommand '" + std::string(UpToNul(argv[1]).substr(0, 128)) +
+                    "'. Try " + upper + " HELP.");
+    }
+    cmd = sub;
+  }
+  result.cmd = cmd;
+
+  // 2. Arity.
+  int argc = static_cast<int>(argv.size());
+  if ((cmd->arity > 0 && cmd->arity != argc) || argc < -cmd->arity) {
+    if (from_script) return reject("ERR Wrong number of args calling Redis command from script");
+    return reject("ERR wrong number of arguments for '" + cmd->fullname + "' command");
+  }
+  // 3. Authentication (a script or a transaction runs as its caller).
+  if (origin == Origin::kClient && !session.authenticated && !cmd->has(kCmdNoAuth)) {
+    return reject("NOAUTH Authentication required.");
+  }
+  // 4. A log that cannot be written must not acknowledge writes (Redis also
+  // answers PING this way, so health checks notice).
+  if (log_ != nullptr && !log_->write_ok() &&
+      (cmd->has(kCmdWrite) || (!from_script && cmd->has(kCmdHealthCheck)))) {
+    return reject("MISCONF " + log_->write_error());
+  }
+  // 5. Loading.
+  if (loading_ && !cmd->has(kCmdLoading)) {
+    return reject("LOADING latch is loading the dataset in memory");
+  }
+  // 6. MULTI: queued, to run together at EXEC (transactions.cc).
+  if (origin == Origin::kClient && session.in_multi && !cmd->has(kCmdTransactionControl)) {
+    session.queued.emplace_back(argv.begin(), argv.end());
+    reply.Simple("QUEUED");
+    result.ran = true;
+    return result;
+  }
+  // 7. Read-only scripts.
+  if (origin == Origin::kScriptReadOnly && cmd->has(kCmdWrite)) {
+    return reject("ERR Write commands are not allowed from read-only scripts.");
+  }
+
+  // 8. The handler.
+  lease_refused_ = false;
+  size_t mark = reply.Mark();
+  uint64_t errors_before = reply.errors();
+  // Errors written by commands this one runs through the gate (EXEC's
+  // queue) count for those commands, not for this one.
+  uint64_t outer_nested = std::exchange(nested_errors_, 0);
+  CommandContext ctx{argv, session, store_, reply, now, *cmd, *this};
+  if (!from_script) session.last_command = &cmd->fullname;
+  try {
+    cmd->handler(ctx);
+  } catch (const std::bad_alloc&) {
+    // Out of memory: refuse this command, keep serving the others. (The
+    // handlers change the keyspace only after allocating what they store.)
+    // Logged at most once a second, with a count, so a burst does not flood
+    // the log.
+    static int64_t last_oom_log_ms = 0;
+    static uint64_t ooms = 0;
+    ++ooms;
+    if (now.mono - last_oom_log_ms >= 1000) {
+      log::Warning(
+          "Out of memory executing '{}' for client {} ({} commands refused since the last "
+          "report)",
+          cmd->fullname, session.addr, ooms);
+      last_oom_log_ms = now.mono;
+      ooms = 0;
+    }
+    reply.RewindTo(mark);
+    reply.Error("OOM command not allowed: out of memory");
+  }
+  result.ran = true;
+  result.lease_refused = lease_refused_;
+  uint64_t written = reply.errors() - errors_before;
+  bool own_error = written > nested_errors_;
+  // (A script's calls write to a sink of their own, not to this reply.)
+  nested_errors_ = outer_nested + (from_script ? 0 : written);
+  if (!from_script) {
+    Stats& stats = control_.stats();
+    ++stats.total_commands_processed;
+    if (own_error) ++stats.total_error_replies;
+    if (on_executed_ && !cmd->has(kCmdAdmin)) on_executed_(session, argv, *cmd);
+  }
+  return result;
+}
+
+}  // namespace latch

@@ -1,0 +1,86 @@
+// The Execute gate: the one door every command goes through, whoever sends
+// it — a client, EXEC running a queued transaction, or a known lock script's
+// redis.call().
+//
+// In order, as Redis checks them:
+//   1. look the command (and subcommand) up;
+//   2. arity;
+//   3. authentication;
+//   4. MISCONF: while the log cannot be written, writes (and PING, as
+//      Redis) are refused, so nothing is acknowledged that is not logged;
+//   5. LOADING: while the log is replayed, only the commands flagged for it;
+//   6. MULTI: a command is queued instead of run (EXEC runs the queue
+//      through the gate again);
+//   7. for scripts: a write from a read-only script (EVAL_RO) is refused;
+//   8. the handler runs. A write that would grant, re-grant or extend a
+//      lease asks AdmitGrant() first, which asks the lease policy
+//      (lease_policy.h): the restart quarantine, a failed state record, and
+//      the lease horizon live there, and are consulted from here only.
+// Then the statistics, and the MONITOR feed.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string_view>
+
+#include "protocol/reply_sink.h"
+#include "server/clock.h"
+#include "server/command.h"
+
+namespace latch {
+
+class LeasePolicy;
+class ServerControl;
+class Session;
+class Store;
+namespace aof {
+class Writer;
+}
+
+class Gate {
+ public:
+  enum class Origin { kClient, kExec, kScript, kScriptReadOnly };
+
+  struct Result {
+    const CommandSpec* cmd = nullptr;  // nullptr: refused before it was found
+    bool ran = false;                  // the handler ran (or the command was queued)
+    bool lease_refused = false;        // AdmitGrant said no
+  };
+
+  // Told about every command a client (or EXEC) ran: the MONITOR feed.
+  using ExecutedHook = std::function<void(const Session&, std::span<const std::string_view>,
+                                          const CommandSpec&)>;
+
+  Gate(const CommandRegistry& registry, Store& store, LeasePolicy& policy, ServerControl& control)
+      : registry_(registry), store_(store), policy_(policy), control_(control) {}
+
+  Result Execute(Session& session, std::span<const std::string_view> argv, const TimeSnapshot& now,
+                 resp::ReplySink& reply, Origin origin = Origin::kClient);
+
+  // The server's state the checks need.
+  void set_loading(bool loading) { loading_ = loading; }
+  bool loading() const { return loading_; }
+  void set_log(const aof::Writer* log) { log_ = log; }
+  void set_executed_hook(ExecutedHook h) { on_executed_ = std::move(h); }
+  bool has_executed_hook() const { return static_cast<bool>(on_executed_); }
+
+  // For CommandContext.
+  bool AdmitGrant(CommandContext& ctx, int64_t deadline);
+  bool CheckTtl(CommandContext& ctx, int64_t ttl_ms);
+  ServerControl& control() { return control_; }
+  LeasePolicy& policy() { return policy_; }
+
+ private:
+  const CommandRegistry& registry_;
+  Store& store_;
+  LeasePolicy& policy_;
+  ServerControl& control_;
+  const aof::Writer* log_ = nullptr;
+  bool loading_ = false;
+  ExecutedHook on_executed_;
+  bool lease_refused_ = false;
+  uint64_t nested_errors_ = 0;
+};
+
+}  // namespace latch

@@ -1,0 +1,287 @@
+// INFO: the server's state, section by section, with Redis's field names
+// where they apply. Each section is computed from the parts it describes,
+// nothing cached.
+#include <malloc.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <fstream>
+
+#include "server/connection.h"
+#include "server/scripting/known_scripts.h"
+#include "server/server.h"
+
+namespace latch {
+
+namespace {
+
+std::string HumanBytes(uint64_t n) {
+  char buf[32];
+  double d = static_cast<double>(n);
+  if (n < 1024) {
+    std::snprintf(buf, sizeof(buf), "%" PRIu64 "B", n);
+  } else if (n < 1024 * 1024) {
+    std::snprintf(buf, sizeof(buf), "%.2fK", d / 1024);
+  } else if (n < 1024ULL * 1024 * 1024) {
+    std::snprintf(buf, sizeof(buf), "%.2fM", d / (1024 * 1024));
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.2fG", d / (1024.0 * 1024 * 1024));
+  }
+  return buf;
+}
+
+uint64_t RssBytes() {
+  std::ifstream statm("/proc/self/statm");
+  uint64_t size = 0, resident = 0;
+  statm >> size >> resident;
+  return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+}
+
+// The INFO text, section by section, with Redis's field names where they
+// apply. Each section is a function of the server state, nothing cached.
+}  // namespace
+
+class InfoBuilder {
+ public:
+  InfoBuilder(Server& server, const TimeSnapshot& now) : s_(server), now_(now) {}
+
+  std::string Build(const std::vector<std::string>& wanted) {
+    bool all = wanted.empty();
+    auto want = [&](std::string_view name, bool in_default) {
+      if (all) return in_default;
+      for (const std::string& w : wanted) {
+        if (w == name || w == "all" || w == "everything" || (w == "default" && in_default)) {
+          return true;
+        }
+      }
+      return false;
+    };
+    if (want("server", true)) ServerSection();
+    if (want("clients", true)) ClientsSection();
+    if (want("memory", true)) MemorySection();
+    if (want("persistence", true)) PersistenceSection();
+    if (want("stats", true)) StatsSection();
+    if (want("replication", true)) ReplicationSection();
+    if (want("cpu", true)) CpuSection();
+    if (want("latch", true)) LatchSection();
+    if (want("keyspace", true)) KeyspaceSection();
+    return out_;
+  }
+
+ private:
+  void Section(const char* title) {
+    if (!out_.empty()) out_ += "\r\n";
+    out_ += "# ";
+    out_ += title;
+    out_ += "\r\n";
+  }
+  void Field(std::string_view name, const std::string& value) {
+    out_.append(name);
+    out_ += ":";
+    out_ += value;
+    out_ += "\r\n";
+  }
+  void Field(std::string_view name, int64_t value) { Field(name, std::to_string(value)); }
+  void Field(std::string_view name, uint64_t value) { Field(name, std::to_string(value)); }
+
+  void ServerSection() {
+    Section("Server");
+    utsname u{};
+    uname(&u);
+    int64_t uptime = (now_.mono - s_.start_mono_ms_) / 1000;
+    Field("redis_version", std::string(kRedisCompatVersion));
+    Field("latch_version", std::string(kLatchVersion));
+    Field("redis_git_sha1", std::string("00000000"));
+    Field("redis_git_dirty", int64_t{0});
+    Field("redis_mode", std::string("standalone"));
+    Field("os", std::string(u.sysname) + " " + u.release + " " + u.machine);
+    Field("arch_bits", int64_t{64});
+    Field("monotonic_clock", std::string("POSIX clock_gettime"));
+    Field("multiplexing_api", std::string("libuv ") + uv_version_string());
+    Field("gcc_version", std::to_string(__GNUC__) + "." + std::to_string(__GNUC_MINOR__) + "." +
+                             std::to_string(__GNUC_PATCHLEVEL__));
+    Field("process_id", static_cast<int64_t>(getpid()));
+    Field("process_supervised", std::string("no"));
+    Field("run_id", s_.run_id_);
+    Field("tcp_port", s_.config().port);
+    Field("server_time_usec", s_.clock().WallUs());
+    Field("uptime_in_seconds", uptime);
+    Field("uptime_in_days", uptime / 86400);
+    Field("hz", s_.config().hz);
+    Field("configured_hz", s_.config().hz);
+    char exe[4096] = {};
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    Field("executable", n > 0 ? std::string(exe, static_cast<size_t>(n)) : std::string());
+    Field("config_file", s_.config().config_file);
+    Field("io_threads_active", int64_t{0});
+  }
+
+  void ClientsSection() {
+    Section("Clients");
+    size_t max_in = 0, max_out = 0;
+    s_.ForEachSession([&](Session& c) {
+      Session::Buffers b = c.buffers();
+      max_in = std::max(max_in, b.query);
+      max_out = std::max(max_out, b.output_pending);
+    });
+    Field("connected_clients", static_cast<uint64_t>(s_.num_clients_));
+    Field("cluster_connections", int64_t{0});
+    Field("maxclients", s_.config().maxclients);
+    Field("client_recent_max_input_buffer", static_cast<uint64_t>(max_in));
+    Field("client_recent_max_output_buffer", static_cast<uint64_t>(max_out));
+    Field("blocked_clients", int64_t{0});
+    Field("tracking_clients", int64_t{0});
+    Field("clients_in_timeout_table", int64_t{0});
+  }
+
+  void MemorySection() {
+    Section("Memory");
+    struct mallinfo2 mi = mallinfo2();
+    uint64_t used = mi.uordblks + mi.hblkhd;
+    uint64_t rss = RssBytes();
+    Field("used_memory", used);
+    Field("used_memory_human", HumanBytes(used));
+    Field("used_memory_rss", rss);
+    Field("used_memory_rss_human", HumanBytes(rss));
+    Field("used_memory_dataset", static_cast<uint64_t>(s_.store_.memory_bytes()));
+    Field("maxmemory", int64_t{0});
+    Field("maxmemory_human", std::string("0B"));
+    Field("maxmemory_policy", std::string("noeviction"));
+    Field("mem_fragmentation_ratio",
+          used ? std::to_string(static_cast<double>(rss) / static_cast<double>(used))
+               : std::string("0"));
+    Field("mem_allocator", std::string("libc"));
+  }
+
+  void PersistenceSection() {
+    Section("Persistence");
+    const Replay* replay = s_.replay_.get();
+    bool loading = s_.loading() && replay != nullptr;
+    Field("loading", int64_t{loading});
+    Field("async_loading", int64_t{0});
+    if (loading) {
+      uint64_t total = replay->total_bytes(), done = replay->loaded_bytes();
+      int64_t elapsed_ms = now_.mono - s_.loading_start_ms_;
+      Field("loading_start_time", (now_.wall_ms - elapsed_ms) / 1000);
+      Field("loading_total_bytes", total);
+      Field("loading_loaded_bytes", done);
+      Field("loading_loaded_perc",
+            std::to_string(total ? 100.0 * static_cast<double>(done) / static_cast<double>(total)
+                                 : 0.0));
+      int64_t eta = done > 0 ? static_cast<int64_t>(static_cast<double>(elapsed_ms) *
+                                                    static_cast<double>(total - done) /
+                                                    static_cast<double>(done) / 1000.0)
+                             : 1;
+      Field("loading_eta_seconds", eta);
+    }
+    Field("rdb_changes_since_last_save", s_.store_.changes());
+    Field("rdb_bgsave_in_progress", int64_t{0});
+    Field("rdb_last_bgsave_status", std::string("ok"));
+    const aof::Writer* aof = s_.log_.get();
+    Field("aof_enabled", int64_t{s_.config().appendonly});
+    Field("aof_rewrite_in_progress", int64_t{aof != nullptr && aof->rewrite_in_progress()});
+    Field("aof_rewrite_scheduled", int64_t{aof != nullptr && aof->rewrite_scheduled()});
+    Field("aof_last_rewrite_time_sec", aof ? aof->last_rewrite_time_sec() : int64_t{-1});
+    Field("aof_current_rewrite_time_sec",
+          aof ? aof->current_rewrite_time_sec(now_.mono) : int64_t{-1});
+    Field("aof_last_bgrewrite_status",
+          std::string(aof == nullptr || aof->last_rewrite_ok() ? "ok" : "err"));
+    Field("aof_rewrites", aof ? aof->rewrites() : uint64_t{0});
+    Field("aof_last_write_status", std::string(aof == nullptr || aof->write_ok() ? "ok" : "err"));
+    if (aof != nullptr) {
+      Field("aof_current_size", aof->current_size());
+      Field("aof_base_size", aof->base_size());
+      Field("aof_pending_rewrite", int64_t{0});
+      Field("aof_buffer_length", aof->buffer_length());
+      Field("aof_pending_bio_fsync", aof->pending_bio_fsync());
+      Field("aof_delayed_fsync", aof->delayed_fsync());
+      // latch's own: how the log's durability is paid for.
+      Field("latch_aof_fsync_policy", std::string(FsyncPolicyName(s_.config().appendfsync)));
+      Field("latch_aof_writes", aof->writes());
+      Field("latch_aof_fsyncs", aof->fsyncs());
+      Field("latch_aof_fsync_micros", aof->fsync_micros());
+      if (s_.truncated_at_ >= 0) Field("latch_aof_truncated_at_load", s_.truncated_at_);
+    }
+  }
+
+  void StatsSection() {
+    Section("Stats");
+    const Stats& st = s_.stats_;
+    Field("total_connections_received", st.total_connections_received);
+    Field("total_commands_processed", st.total_commands_processed);
+    Field("instantaneous_ops_per_sec", st.InstantaneousOps());
+    Field("total_net_input_bytes", st.total_net_input_bytes);
+    Field("total_net_output_bytes", st.total_net_output_bytes);
+    Field("rejected_connections", st.rejected_connections);
+    Field("expired_keys", st.expired_keys);
+    Field("evicted_keys", int64_t{0});
+    Field("keyspace_hits", st.keyspace_hits);
+    Field("keyspace_misses", st.keyspace_misses);
+    Field("total_error_replies", st.total_error_replies);
+  }
+
+  void ReplicationSection() {
+    Section("Replication");
+    Field("role", std::string("master"));
+    Field("connected_slaves", int64_t{0});
+  }
+
+  void CpuSection() {
+    Section("CPU");
+    rusage self{};
+    getrusage(RUSAGE_SELF, &self);
+    auto secs = [](const timeval& tv) {
+      char buf[32];
+      std::snprintf(buf, sizeof(buf), "%ld.%06ld", static_cast<long>(tv.tv_sec),
+                    static_cast<long>(tv.tv_usec));
+      return std::string(buf);
+    };
+    Field("used_cpu_sys", secs(self.ru_stime));
+    Field("used_cpu_user", secs(self.ru_utime));
+  }
+
+  void LatchSection() {
+    Section("Latch");
+    const LeasePolicy& q = *s_.policy_;
+    Field("quarantine", int64_t{q.quarantined(now_.mono)});
+    Field("quarantine_mode", std::string(QuarantineModeName(s_.config().quarantine)));
+    Field("quarantine_reason", q.reason());
+    Field("quarantine_remaining_ms", q.remaining_ms(now_.mono));
+    Field("max_lock_ttl", s_.config().max_lock_ttl);
+    // The lease horizon (lease_policy.h): no lease granted ends after it.
+    auto horizon = q.durable_horizon();
+    Field("lease_horizon_ms",
+          horizon ? std::max<int64_t>(0, *horizon - now_.mono) : int64_t{0});
+    Field("lease_horizon_writes_sync", q.horizon_writes_sync());
+    Field("lease_horizon_writes_background", q.horizon_writes_background());
+    Field("state_record_status", std::string(q.record_ok() ? "ok" : "err"));
+    if (!q.record_ok()) Field("state_record_error", q.record_error());
+    Field("keys_with_ttl", static_cast<uint64_t>(s_.store_.keys_with_deadline()));
+    // Lock-library scripts run natively (server/scripting/).
+    Field("known_scripts", static_cast<uint64_t>(KnownScripts().size()));
+    Field("known_script_calls", s_.stats_.known_script_calls);
+    Field("known_script_libraries", KnownScriptLibraries());
+  }
+
+  void KeyspaceSection() {
+    Section("Keyspace");
+    if (s_.store_.size() > 0) {
+      out_ += "db0:keys=" + std::to_string(s_.store_.size()) +
+              ",expires=" + std::to_string(s_.store_.keys_with_deadline()) + ",avg_ttl=0\r\n";
+    }
+  }
+
+  Server& s_;
+  const TimeSnapshot now_;
+  std::string out_;
+};
+
+
+std::string Server::Info(const std::vector<std::string>& sections, const TimeSnapshot& now) {
+  return InfoBuilder(*this, now).Build(sections);
+}
+
+}  // namespace latch

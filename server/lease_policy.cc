@@ -1,0 +1,384 @@
+#include "server/lease_policy.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "server/keyspace.h"
+#include "server/log.h"
+
+namespace latch {
+
+namespace {
+
+constexpr int64_t kWindowMs = 5000;
+constexpr int64_t kForever = INT64_MAX;
+
+std::string Ms(int64_t ms) {
+  return std::to_string(ms) + " ms";
+}
+
+}  // namespace
+
+LeasePolicy::LeasePolicy(const Config& config, BackgroundIo& bio, std::string clock_id,
+                         std::string releases, std::string state_path)
+    : config_(config),
+      bio_(bio),
+      clock_id_(std::move(clock_id)),
+      releases_(std::move(releases)),
+      state_path_(std::move(state_path)) {}
+
+void LeasePolicy::StartEphemeral() {
+  ephemeral_ = true;
+  started_ = true;
+  reason_ = "an in-process server without a state record";
+  durable_horizon_.store(INT64_MAX);
+}
+
+int64_t LeasePolicy::Translate(const StateRecord& r, int64_t t, int64_t now) const {
+  if (r.clock_id == clock_id_) return t;
+  // Another clock: nothing is assumed to have elapsed since the record was
+  // written. What was still ahead then is still ahead now.
+  return now + (t - r.written_at);
+}
+
+std::optional<int64_t> LeasePolicy::Fallback() const {
+  if (config_.quarantine_ms >= 0) return config_.quarantine_ms;
+  if (config_.max_lock_ttl > 0) return config_.max_lock_ttl;
+  return std::nullopt;
+}
+
+std::optional<int64_t> LeasePolicy::CapNow() const {
+  if (config_.max_lock_ttl > 0) return config_.max_lock_ttl;
+  return std::nullopt;
+}
+
+int64_t LeasePolicy::Ahead() const {
+  // The margin the horizon is kept ahead of the grants: half the longest
+  // recent TTL, between 1 and 10 seconds. Larger means fewer record writes;
+  // smaller means a shorter quarantine after a crash.
+  int64_t ttl = std::max(window_ttl_, previous_window_ttl_);
+  return std::clamp<int64_t>(ttl / 2, 1000, 10000);
+}
+
+void LeasePolicy::Begin(int64_t now, bool log_exists) {
+  bool state_exists = ::access(state_path_.c_str(), F_OK) == 0;
+  std::optional<StateRecord> prev;
+  if (state_exists) {
+    std::ifstream in(state_path_);
+    std::stringstream text;
+    text << in.rdbuf();
+    prev = StateRecord::Parse(text.str());
+  }
+
+  std::optional<int64_t> horizon, forgotten;
+  bool same_clock = false;
+  if (prev) {
+    same_clock = prev->clock_id == clock_id_;
+    if (prev->horizon) horizon = Translate(*prev, *prev->horizon, now);
+    if (prev->forgotten_until) forgotten = Translate(*prev, *prev->forgotten_until, now);
+  }
+
+  // Did the previous run acknowledge leases this run will not have?
+  bool lost = false;
+  bool unknown = false;  // lost, and no record says for how long
+  std::string why;
+  if (!state_exists && !log_exists) {
+    why = "a data directory latch never used: no lock was ever granted from it (a node whose "
+          "storage can vanish must run with quarantine always)";
+  } else if (!state_exists) {
+    lost = unknown = true;
+    why = "the log exists but the state record latch.state is missing";
+  } else if (!prev) {
+    lost = unknown = true;
+    why = "the state record latch.state is damaged";
+  } else if (!config_.appendonly) {
+    lost = true;
+    why = "appendonly no: locks granted before the restart were not logged";
+  } else if (!prev->appendonly) {
+    lost = true;
+    why = "the previous run did not log its locks (appendonly no)";
+  } else if (!log_exists) {
+    lost = true;
+    why = "the log of the previous run is missing";
+  } else if (!same_clock) {
+    lost = true;
+    why = "restarted on another clock (a reboot, another host or time namespace): no time is "
+          "assumed to have passed since the previous run's last record";
+  } else if (prev->clean) {
+    why = "the previous run shut down cleanly and its log was fully synced";
+  } else if (prev->fsync_always) {
+    why = "the previous run crashed, but with appendfsync always every acknowledged write was on "
+          "disk, and the log replayed without loss";
+  } else {
+    lost = true;
+    why = "the previous run crashed with appendfsync everysec or no (or an fsync failed): "
+          "acknowledged locks may have been lost";
+  }
+
+  // Until when must this run grant nothing?
+  int64_t end = 0;
+  if (forgotten && *forgotten > now) {
+    end = *forgotten;
+    if (!lost) why += "; but the quarantine of an earlier restart is still in progress";
+  }
+  if (lost) {
+    if (unknown) {
+      std::optional<int64_t> fb = Fallback();
+      end = fb ? std::max(end, now + *fb) : kForever;
+    } else if (horizon) {
+      int64_t bound = *horizon;
+      // With a cap, a lease lost in the crash ends at most cap after it,
+      // and the crash was before now.
+      if (same_clock && prev->ttl_cap) bound = std::min(bound, now + *prev->ttl_cap);
+      end = std::max(end, bound);
+      if (end <= now) why += "; but every lock it could have granted has ended since";
+    } else {
+      why += "; but it granted no lock that can still be alive";
+    }
+  }
+  if (config_.quarantine == QuarantineMode::kAlways) {
+    // Every start, as if storage had vanished (config validation makes sure
+    // there is a fallback duration).
+    std::optional<int64_t> fb = Fallback();
+    end = std::max(end, fb ? now + *fb : kForever);
+    why = "quarantine always (" + why + ")";
+  }
+
+  // What this run carries: the earlier horizon (leases still possibly alive)
+  // and the quarantine end, kept even if this run does not enforce it.
+  if (horizon && *horizon > now) {
+    carried_horizon_ = horizon;
+    carried_uncapped_ = !prev->ttl_cap.has_value();
+    carried_cap_ = prev->ttl_cap;
+  }
+  if (end > now) forgotten_until_ = end;
+  foreign_bound_ = std::max(horizon.value_or(0), forgotten.value_or(0));
+  if (unknown && end == kForever) foreign_bound_ = 0;
+
+  quarantine_end_ = end;
+  quarantine_active_ = end > now && config_.quarantine != QuarantineMode::kNever;
+  if (config_.quarantine == QuarantineMode::kNever && end > now) {
+    why = "quarantine never, an operator's choice (otherwise: " + why + ")";
+  }
+  reason_ = why;
+}
+
+StateRecord LeasePolicy::Current(bool clean, int64_t now, std::optional<int64_t> horizon) const {
+  StateRecord r;
+  r.clean = clean;
+  r.clock_id = clock_id_;
+  r.written_at = now;
+  r.appendonly = config_.appendonly;
+  r.fsync_always = fsync_always_;
+  int64_t h = std::max(horizon.value_or(INT64_MIN), durable_horizon_.load());
+  if (carried_horizon_) h = std::max(h, *carried_horizon_);
+  if (h != INT64_MIN) r.horizon = h;
+  r.forgotten_until = forgotten_until_;
+  if (!uncapped_seen_ && !carried_uncapped_) {
+    r.ttl_cap = std::max(cap_seen_, carried_cap_.value_or(0));
+  }
+  return r;
+}
+
+bool LeasePolicy::WriteNow(int64_t now, std::optional<int64_t> horizon, bool clean) {
+  if (ephemeral_) return true;
+  StateRecord r = Current(clean, now, horizon);
+  int err = WriteStateFile(state_path_, r.Serialize());
+  ++sync_writes_;
+  if (err != 0) {
+    bool first = state_errno_.exchange(err) == 0;
+    if (first || now - last_error_log_ms_ > 30'000) {
+      log::Warning(
+          "Can't write the state record {}: {}. Lock grants are refused until it can be "
+          "written (the next start must not trust an older record).",
+          state_path_, std::strerror(err));
+      last_error_log_ms_ = now;
+    }
+    return false;
+  }
+  if (r.horizon) {
+    int64_t cur = durable_horizon_.load();
+    while (*r.horizon > cur && !durable_horizon_.compare_exchange_weak(cur, *r.horizon)) {
+    }
+  }
+  if (state_errno_.exchange(0) != 0) {
+    log::Warning("The state record {} can be written again: lock grants are accepted.",
+                 state_path_);
+  }
+  return true;
+}
+
+void LeasePolicy::Start(int64_t now) {
+  fsync_always_ = config_.appendonly && config_.appendfsync == FsyncPolicy::kAlways;
+  cap_seen_ = config_.max_lock_ttl;
+  uncapped_seen_ = config_.max_lock_ttl <= 0;
+  window_start_ = now;
+  started_ = true;
+  // "running" first: from now on a crash must not be mistaken for the clean
+  // stop the previous record may describe.
+  WriteNow(now, std::nullopt);
+  if (quarantine_active_) {
+    std::string how_long = quarantine_end_ == kForever
+                               ? "until an operator ends it (CONFIG SET quarantine never)"
+                               : "for " + Ms(quarantine_end_ - now);
+    log::Warning(
+        "Restart quarantine: {}. latch grants, renews and extends no lock {} (until every lock "
+        "it may have forgotten has expired); reads and releases are served.",
+        reason_, how_long);
+  } else {
+    log::Notice("No restart quarantine: {}.", reason_);
+  }
+}
+
+bool LeasePolicy::quarantined(int64_t now) const {
+  return quarantine_active_ && now < quarantine_end_;
+}
+
+int64_t LeasePolicy::remaining_ms(int64_t now) const {
+  if (!quarantined(now)) return 0;
+  return quarantine_end_ == kForever ? -1 : quarantine_end_ - now;
+}
+
+std::string LeasePolicy::record_error() const {
+  int err = state_errno_.load();
+  if (err == 0) return {};
+  return std::string("Can't write the state record latch.state: ") + std::strerror(err);
+}
+
+std::optional<int64_t> LeasePolicy::durable_horizon() const {
+  int64_t h = durable_horizon_.load();
+  if (carried_horizon_) h = std::max(h, *carried_horizon_);
+  if (h == INT64_MIN) return std::nullopt;
+  return h;
+}
+
+std::string LeasePolicy::RefusalText(int64_t now) const {
+  std::string how_long =
+      quarantine_end_ == kForever
+          ? "until an operator ends it (CONFIG SET quarantine never)"
+          : "for another " + Ms(remaining_ms(now));
+  return "QUARANTINE latch restarted and may have forgotten locks it granted (" + reason_ +
+         "). It grants, renews and extends no lock " + how_long + "; reads and releases (GET, " +
+         releases_ + ") are allowed.";
+}
+
+std::optional<std::string> LeasePolicy::CheckTtl(int64_t ttl_ms) const {
+  int64_t cap = config_.max_lock_ttl;
+  if (cap <= 0 || ttl_ms <= cap) return std::nullopt;
+  return "ERR TTL " + std::to_string(ttl_ms) + " ms exceeds max-lock-ttl (" +
+         std::to_string(cap) + " ms)";
+}
+
+std::optional<std::string> LeasePolicy::Admit(int64_t deadline, int64_t now) {
+  if (quarantined(now)) return RefusalText(now);
+  if (state_errno_.load() != 0 || !started_) {
+    return "MISCONF " + record_error() +
+           ". Lock grants are refused until it can be written; reads and releases are served.";
+  }
+  if (deadline == kNoDeadline) return std::nullopt;  // not a lease: no horizon to move
+  int64_t ttl = std::max<int64_t>(0, deadline - now);
+  window_ttl_ = std::max(window_ttl_, ttl);
+  granted_recently_ = true;
+  granted_max_ = std::max(granted_max_, deadline);
+  if (deadline <= durable_horizon_.load()) return std::nullopt;
+  // The grant would pass the recorded horizon: move it first, durably. A
+  // background write still in flight lands first (it must not overwrite
+  // this one with an older horizon), and may already cover the grant.
+  bio_.Drain();
+  if (deadline <= durable_horizon_.load()) return std::nullopt;
+  int64_t target = std::max(deadline, now + std::max(window_ttl_, previous_window_ttl_)) + Ahead();
+  if (!WriteNow(now, target)) {
+    return "MISCONF " + record_error() +
+           ". Lock grants are refused until it can be written; reads and releases are served.";
+  }
+  return std::nullopt;
+}
+
+void LeasePolicy::Cron(int64_t now) {
+  if (quarantine_active_ && now >= quarantine_end_) {
+    quarantine_active_ = false;
+    log::Notice(
+        "Restart quarantine over: every lock it may have forgotten has expired. Locks are "
+        "granted again.");
+  }
+  if (ephemeral_) return;
+  if (now - window_start_ >= kWindowMs) {
+    previous_window_ttl_ = window_ttl_;
+    window_ttl_ = 0;
+    window_start_ = now;
+  }
+  if (!started_) return;
+  // A record that could not be written: try again once a second (grants are
+  // refused meanwhile, so waiting on the disk here costs nobody).
+  if (state_errno_.load() != 0) {
+    if (now - last_retry_ms_ >= 1000) {
+      last_retry_ms_ = now;
+      bio_.Drain();
+      WriteNow(now, std::nullopt);
+    }
+    return;
+  }
+  // Keep the horizon ahead of the grants, off the loop.
+  if (!granted_recently_) return;
+  int64_t ttl = std::max(window_ttl_, previous_window_ttl_);
+  int64_t ahead = Ahead();
+  int64_t have = std::max(durable_horizon_.load(), queued_horizon_);
+  if (have - now > ttl + ahead / 2) return;
+  int64_t target = std::max(now + ttl + ahead, granted_max_);
+  std::string text = Current(false, now, target).Serialize();
+  queued_horizon_ = target;
+  granted_recently_ = false;
+  bio_.Run([this, text = std::move(text), target] {
+    int err = WriteStateFile(state_path_, text);
+    if (err != 0) {
+      state_errno_.store(err);
+      return;
+    }
+    bg_writes_.fetch_add(1);
+    int64_t cur = durable_horizon_.load();
+    while (target > cur && !durable_horizon_.compare_exchange_weak(cur, target)) {
+    }
+  });
+}
+
+void LeasePolicy::OnConfigChange(int64_t now) {
+  if (!started_) return;
+  bool changed = false;
+  if (fsync_always_ && !(config_.appendonly && config_.appendfsync == FsyncPolicy::kAlways)) {
+    fsync_always_ = false;  // the run is no longer "always throughout"
+    changed = true;
+  }
+  if (config_.max_lock_ttl <= 0 && !uncapped_seen_) {
+    uncapped_seen_ = true;  // leases of any length from now on
+    changed = true;
+  } else if (config_.max_lock_ttl > cap_seen_) {
+    cap_seen_ = config_.max_lock_ttl;
+    changed = true;
+  }
+  if (quarantine_active_ && config_.quarantine == QuarantineMode::kNever) {
+    quarantine_active_ = false;
+    forgotten_until_.reset();
+    changed = true;
+    log::Notice(
+        "Restart quarantine over: ended early by CONFIG SET quarantine never (an operator's "
+        "choice). Locks are granted again.");
+  }
+  if (changed) {
+    // Durable before CONFIG SET returns, so no write is acknowledged under a
+    // weaker policy (or a longer lease) than the record says.
+    bio_.Drain();
+    WriteNow(now, std::nullopt);
+  }
+}
+
+void LeasePolicy::Shutdown(int64_t now, bool log_clean) {
+  if (!started_) return;
+  bio_.Drain();
+  WriteNow(now, std::nullopt, log_clean);
+}
+
+}  // namespace latch

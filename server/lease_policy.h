@@ -1,0 +1,163 @@
+// The lease policy: every rule about when latch may grant a lock, in one
+// place. The Execute gate (gate.h) asks it before any write that would grant,
+// re-grant or extend a lease; nothing else does.
+//
+// Why. RedLock counts a lock as held when a majority of nodes granted it. A
+// node that crashes, forgets a lock it granted and comes back at once lets a
+// second client win a majority while the first still holds the lock. So
+// after a restart that may have lost leases, the node grants nothing
+// (restart quarantine) until every lease it may have forgotten has ended.
+//
+// The horizon. To know when that is, the node durably records, *before* any
+// grant that would pass it, an upper bound of the end of every lease it has
+// granted: the lease horizon, on the boot clock (latch.state, see
+// state_record.h). A grant whose deadline is beyond the recorded horizon
+// first moves the horizon forward, synchronously; to keep that rare, the
+// horizon is moved ahead of the grants in the background (by about the
+// longest TTL granted lately, plus a margin), so in the common case the loop
+// never waits on a disk write. If the record cannot be written, grants are
+// refused (like MISCONF) until it can; the in-memory horizon never runs
+// ahead of the disk.
+//
+// The decision at start-up (mode auto). "Lost" means the previous run may
+// have acknowledged leases this run does not have:
+//
+//   previous run                                        restart
+//   --------------------------------------------------  -----------------------------
+//   none: a directory latch never used                  serves at once (*)
+//   clean SHUTDOWN/SIGTERM, appendonly yes, same clock  no quarantine
+//   crash, appendfsync always throughout, same clock    no quarantine (log replayed)
+//   crash under everysec/no, or an fsync error          quarantine until the horizon
+//   appendonly no (previous or this run)                quarantine until the horizon
+//   the log is gone                                     quarantine until the horizon
+//   another clock (reboot, other host, time namespace)  quarantine until the horizon
+//   state record missing (log present) or damaged       quarantine-ms, else max-lock-ttl,
+//                                                       else until an operator ends it
+//   a quarantine was in progress                        it continues, whatever the stop
+//
+// (*) storage that can vanish looks exactly like a new directory: run such
+// nodes with `quarantine always`, which quarantines every start for
+// quarantine-ms (or max-lock-ttl), and until the horizon when one is known.
+// `quarantine never` never refuses, but still records everything, so a later
+// run in auto mode stays safe.
+//
+// Clocks. Times in the record are on the boot clock of the run that wrote
+// it. On the same clock they compare directly. On another clock nothing is
+// assumed to have elapsed since the record was written (time may have been
+// frozen, or the machine replaced): a bound B becomes now + (B − written_at).
+// With max-lock-ttl set, a lost lease ends at most max-lock-ttl after the
+// crash, so on the same clock a quarantine never exceeds it.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "log/bio.h"
+#include "server/config.h"
+#include "server/state_record.h"
+
+namespace latch {
+
+class LeasePolicy {
+ public:
+  static constexpr const char* kStateFile = "latch.state";
+
+  // `releases` names the write commands that never grant (for the refusal
+  // text): "DEL, DELIFEQ, DELEX…". The record is `state_path` (the server
+  // runs inside its data directory).
+  LeasePolicy(const Config& config, BackgroundIo& bio, std::string clock_id, std::string releases,
+              std::string state_path = kStateFile);
+
+  // For an in-process server without a data directory (unit tests): no
+  // record is read or written, nothing is quarantined, every grant admitted
+  // unless the config's cap refuses it.
+  void StartEphemeral();
+
+  // ---- start-up
+  // Before the log is loaded: reads the previous record and decides. `now`
+  // is boot-clock ms; `log_exists`: a log file is there to replay.
+  void Begin(int64_t now, bool log_exists);
+  // The deadline no replayed lease from another clock may pass.
+  int64_t foreign_bound() const { return foreign_bound_; }
+  // Once the log is loaded: writes this run's "running" record (before any
+  // grant) and starts the quarantine clock.
+  void Start(int64_t now);
+
+  // ---- admission (the gate)
+  // A write that grants, re-grants or extends a lease ending at `deadline`
+  // (kNoDeadline: a key without a lease, which quarantine still refuses).
+  // Returns the refusal text, or nothing when the grant may go ahead.
+  std::optional<std::string> Admit(int64_t deadline, int64_t now);
+  // max-lock-ttl: the error for a TTL over the cap, or nothing.
+  std::optional<std::string> CheckTtl(int64_t ttl_ms) const;
+
+  // ---- running
+  // hz times a second: ends the quarantine when due, moves the horizon ahead
+  // in the background, retries a failed record.
+  void Cron(int64_t now);
+  // A change of appendonly-related settings, max-lock-ttl or quarantine
+  // (the config registry's hook).
+  void OnConfigChange(int64_t now);
+  // At exit. `log_clean`: every acknowledged write is in the log and synced.
+  void Shutdown(int64_t now, bool log_clean);
+
+  // ---- status (INFO latch)
+  bool quarantined(int64_t now) const;
+  int64_t remaining_ms(int64_t now) const;
+  const std::string& reason() const { return reason_; }
+  bool record_ok() const { return state_errno_.load() == 0 && started_; }
+  std::string record_error() const;
+  std::optional<int64_t> durable_horizon() const;
+  uint64_t horizon_writes_sync() const { return sync_writes_; }
+  uint64_t horizon_writes_background() const { return bg_writes_.load(); }
+
+ private:
+  StateRecord Current(bool clean, int64_t now, std::optional<int64_t> horizon) const;
+  // Synchronous write of the current record with `horizon`; false on failure.
+  bool WriteNow(int64_t now, std::optional<int64_t> horizon, bool clean = false);
+  int64_t Translate(const StateRecord& r, int64_t t, int64_t now) const;
+  std::optional<int64_t> Fallback() const;
+  std::string RefusalText(int64_t now) const;
+  int64_t Ahead() const;
+  std::optional<int64_t> CapNow() const;
+
+  const Config& config_;
+  BackgroundIo& bio_;
+  std::string clock_id_;
+  std::string releases_;
+  std::string state_path_;
+  bool ephemeral_ = false;
+
+  // The decision.
+  std::string reason_ = "not started";
+  int64_t quarantine_end_ = 0;  // boot-clock ms; INT64_MAX: until an operator ends it
+  bool quarantine_active_ = false;
+  int64_t foreign_bound_ = 0;
+  std::optional<int64_t> carried_horizon_;
+  std::optional<int64_t> forgotten_until_;
+  std::optional<int64_t> carried_cap_;
+  bool carried_uncapped_ = false;
+  bool started_ = false;
+
+  // This run.
+  bool fsync_always_ = false;
+  bool uncapped_seen_ = false;
+  int64_t cap_seen_ = 0;
+  std::atomic<int64_t> durable_horizon_{INT64_MIN};  // as on disk (INT64_MIN: none)
+  int64_t queued_horizon_ = INT64_MIN;               // last horizon handed to the background
+  int64_t granted_max_ = INT64_MIN;                  // the latest deadline granted
+  // The longest TTL granted in the current and the previous window (5 s
+  // each): how far ahead the background keeps the horizon.
+  int64_t window_start_ = 0;
+  int64_t window_ttl_ = 0, previous_window_ttl_ = 0;
+  bool granted_recently_ = false;
+  std::atomic<int> state_errno_{0};
+  int64_t last_retry_ms_ = 0;
+  int64_t last_error_log_ms_ = 0;
+  uint64_t sync_writes_ = 0;
+  std::atomic<uint64_t> bg_writes_{0};
+};
+
+}  // namespace latch

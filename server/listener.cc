@@ -1,0 +1,311 @@
+// Listening and accepting: the sockets clients connect to.
+//
+// latch binds each `bind` address itself and accepts with accept4() from a
+// poll handle, rather than through uv_listen, whose accept loop handles
+// running out of file descriptors silently: here EMFILE is logged once a
+// second with a count, pending connections are dropped with a spare
+// descriptor instead of busy-looping, and maxclients follows Redis's rules
+// for the file-descriptor limit.
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "protocol/reply_writer.h"
+#include "server/connection.h"
+#include "server/log.h"
+#include "server/server.h"
+
+namespace latch {
+
+namespace {
+
+// "ip:port", with brackets for IPv6 as Redis prints it.
+std::string FormatAddr(const sockaddr_storage& sa) {
+  char ip[INET6_ADDRSTRLEN] = "?";
+  int port = 0;
+  if (sa.ss_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(&sa);
+    uv_ip4_name(in, ip, sizeof(ip));
+    port = ntohs(in->sin_port);
+    return std::string(ip) + ":" + std::to_string(port);
+  }
+  if (sa.ss_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&sa);
+    uv_ip6_name(in6, ip, sizeof(ip));
+    port = ntohs(in6->sin6_port);
+    return "[" + std::string(ip) + "]:" + std::to_string(port);
+  }
+  return "?:0";
+}
+
+bool IsLoopback(const sockaddr_storage& sa) {
+  if (sa.ss_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(&sa);
+    return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+  }
+  if (sa.ss_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&sa);
+    if (IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr)) return true;
+    // An IPv4 loopback address mapped into IPv6 (::ffff:127.x.y.z).
+    return IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr) && in6->sin6_addr.s6_addr[12] == 127;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool Server::Listen() {
+  for (const std::string& spec : config_.bind) {
+    // A leading '-' marks an address that may be unavailable (Redis's
+    // syntax; for instance ::1 on a host without IPv6).
+    bool optional = !spec.empty() && spec[0] == '-';
+    std::string ip = optional ? spec.substr(1) : spec;
+    sockaddr_storage addr{};
+    int rc = ip.find(':') != std::string::npos
+                 ? uv_ip6_addr(ip.c_str(), static_cast<int>(config_.port),
+                               reinterpret_cast<sockaddr_in6*>(&addr))
+                 : uv_ip4_addr(ip.c_str(), static_cast<int>(config_.port),
+                               reinterpret_cast<sockaddr_in*>(&addr));
+    UvHandle<uv_tcp_t> tcp;
+    if (rc == 0) rc = BindAndListen(tcp, addr);
+    if (rc != 0) {
+      if (optional && (rc == UV_EADDRNOTAVAIL || rc == UV_EAFNOSUPPORT || rc == UV_EINVAL)) {
+        log::Verbose("Skipping optional bind address {}: {}", ip, uv_strerror(rc));
+        continue;
+      }
+      log::Warning("Warning: Could not create server TCP listening socket {}:{}: {}", ip,
+                   config_.port, uv_strerror(rc));
+      log::Warning("Failed listening on port {} (tcp), aborting.", config_.port);
+      return false;
+    }
+    listeners_.push_back(std::move(tcp));
+  }
+  if (listeners_.empty()) {
+    log::Warning("No address to listen on: check the bind setting.");
+    return false;
+  }
+  spare_fd_.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  return true;
+}
+
+int Server::BindAndListen(UvHandle<uv_tcp_t>& tcp, const sockaddr_storage& addr) {
+  // libuv creates the socket (and closes it with the handle); binding,
+  // listening and accepting are done here rather than by uv_listen, whose
+  // accept loop handles running out of descriptors silently (see
+  // AcceptPending).
+  int rc = uv_tcp_init_ex(&loop_, tcp.get(), addr.ss_family);
+  if (rc != 0) return rc;
+  tcp.MarkInitialized();
+  tcp->data = this;
+  uv_os_fd_t fd = -1;
+  if ((rc = uv_fileno(tcp.handle(), &fd)) != 0) return rc;
+  int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (addr.ss_family == AF_INET6) ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+  socklen_t len = addr.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&addr), len) != 0 ||
+      ::listen(fd, static_cast<int>(config_.tcp_backlog)) != 0) {
+    return uv_translate_sys_error(errno);
+  }
+  UvHandle<uv_poll_t> poll;
+  if ((rc = uv_poll_init_socket(&loop_, poll.get(), fd)) != 0) return rc;
+  poll.MarkInitialized();
+  poll->data = this;
+  uv_poll_start(poll.get(), UV_READABLE, OnAcceptable);
+  acceptors_.push_back(std::move(poll));
+  return 0;
+}
+
+bool Server::AdjustOpenFilesLimit() {
+  // Each client needs a file descriptor, plus a few for listeners, the log
+  // and libuv (Redis's CONFIG_MIN_RESERVED_FDS). Redis's algorithm and log
+  // lines, so operators see what they know: ask for maxclients + 32 (soft and
+  // hard limit: root may raise the hard one), else for as much as allowed in
+  // steps of 16; if that is not enough, lower maxclients to what fits, and
+  // refuse to start if not even the reserved descriptors fit.
+  constexpr rlim_t kReserved = 32;
+  rlim_t wanted = static_cast<rlim_t>(config_.maxclients) + kReserved;
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0) {
+    log::Warning(
+        "Unable to obtain the current NOFILE limit ({}), assuming 1024 and setting the "
+        "max clients configuration accordingly.",
+        std::strerror(errno));
+    config_.maxclients = 1024 - static_cast<int64_t>(kReserved);
+    return true;
+  }
+  rlim_t old = lim.rlim_cur;
+  if (old >= wanted) return true;
+  rlim_t best = wanted;
+  int error = 0;
+  while (best > old) {
+    rlimit attempt{best, best};
+    if (setrlimit(RLIMIT_NOFILE, &attempt) == 0) break;
+    error = errno;
+    if (best < 16) {
+      best = old;
+      break;
+    }
+    best -= 16;
+  }
+  if (best < old) best = old;
+  if (best >= wanted) {
+    log::Notice("Increased maximum number of open files to {} (it was originally set to {}).",
+                static_cast<uint64_t>(wanted), static_cast<uint64_t>(old));
+    return true;
+  }
+  if (best <= kReserved) {
+    log::Warning(
+        "Your current 'ulimit -n' of {} is not enough for the server to start. Please "
+        "increase your open file limit to at least {}. Exiting.",
+        static_cast<uint64_t>(old), static_cast<uint64_t>(wanted));
+    return false;
+  }
+  int64_t requested = config_.maxclients;
+  config_.maxclients = static_cast<int64_t>(best - kReserved);
+  log::Warning("You requested maxclients of {} requiring at least {} max file descriptors.",
+               requested, static_cast<uint64_t>(wanted));
+  log::Warning("Server can't set maximum open files to {} because of OS error: {}.",
+               static_cast<uint64_t>(wanted), std::strerror(error));
+  log::Warning(
+      "Current maximum open files is {}. maxclients has been reduced to {} to "
+      "compensate for low ulimit. If you need higher maxclients increase 'ulimit -n'.",
+      static_cast<uint64_t>(best), config_.maxclients);
+  return true;
+}
+
+void Server::OnAcceptable(uv_poll_t* poll, int, int) {
+  static_cast<Server*>(poll->data)->AcceptPending(poll);
+}
+
+void Server::AcceptPending(uv_poll_t* poll) {
+  uv_os_fd_t listen_fd = -1;
+  uv_fileno(reinterpret_cast<uv_handle_t*>(poll), &listen_fd);
+  // At most 1000 connections per wake-up (as Redis), so a flood of new
+  // connections cannot starve the clients already connected.
+  for (int i = 0; i < 1000; ++i) {
+    int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd >= 0) {
+      Accept(fd);
+      continue;
+    }
+    int err = errno;
+    if (err == EINTR || err == ECONNABORTED) continue;
+    if (err == EAGAIN || err == EWOULDBLOCK) return;
+    // EMFILE, ENFILE, ENOBUFS, ENOMEM…: if the pending connections could not
+    // be dropped, the listener stays readable, so stop watching it until the
+    // next cron tick rather than spin.
+    if (!DropPendingConnections(listen_fd, err)) {
+      for (auto& a : acceptors_) uv_poll_stop(a.get());
+      accept_paused_ = true;
+    }
+    return;
+  }
+}
+
+bool Server::DropPendingConnections(int listen_fd, int error) {
+  // Out of file descriptors (EMFILE/ENFILE): give up the spare descriptor,
+  // accept and close every pending connection (their clients see the
+  // connection closed at once instead of waiting in the backlog), then take
+  // the spare back. Logged once per burst, with a count, not once per
+  // connection: a flood must not turn into a flood of log lines.
+  bool dropped_all = false;
+  uint64_t failures = 0;
+  if ((error == EMFILE || error == ENFILE) && spare_fd_) {
+    spare_fd_.reset();
+    for (int i = 0; i < 10000; ++i) {
+      int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd >= 0) {
+        ::close(fd);
+        ++failures;
+      } else if (errno != EINTR && errno != ECONNABORTED) {
+        dropped_all = errno == EAGAIN || errno == EWOULDBLOCK;
+        break;
+      }
+    }
+    spare_fd_.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  }
+  failures = std::max<uint64_t>(failures, 1);
+  stats_.rejected_connections += failures;
+  accept_errors_ += failures;
+  int64_t now = clock_->MonoMs();
+  if (now - last_accept_error_log_ms_ >= 1000) {
+    log::Warning(
+        "Accepting client connection: accept: {} ({} connections refused since the "
+        "last report)",
+        std::strerror(error), accept_errors_);
+    last_accept_error_log_ms_ = now;
+    accept_errors_ = 0;
+  }
+  return dropped_all;
+}
+
+void Server::Accept(int fd) {
+  auto* c = new Connection(*this, next_client_id_++);
+  uv_tcp_init(&loop_, c->handle());
+  if (uv_tcp_open(c->handle(), fd) != 0) {
+    ::close(fd);
+    uv_close(reinterpret_cast<uv_handle_t*>(c->handle()),
+             [](uv_handle_t* h) { delete static_cast<Connection*>(h->data); });
+    return;
+  }
+  ++stats_.total_connections_received;
+
+  // Link it first so every path below closes it the same way.
+  c->next_ = clients_head_;
+  if (clients_head_ != nullptr) clients_head_->prev_ = c;
+  clients_head_ = c;
+  ++num_clients_;
+
+  sockaddr_storage peer{}, local{};
+  int len = sizeof(peer);
+  uv_tcp_getpeername(c->handle(), reinterpret_cast<sockaddr*>(&peer), &len);
+  len = sizeof(local);
+  uv_tcp_getsockname(c->handle(), reinterpret_cast<sockaddr*>(&local), &len);
+  c->addr = FormatAddr(peer);
+  c->laddr = FormatAddr(local);
+  c->local = IsLoopback(peer);
+  uv_tcp_nodelay(c->handle(), 1);
+  if (config_.tcp_keepalive > 0) {
+    uv_tcp_keepalive(c->handle(), 1, static_cast<unsigned>(config_.tcp_keepalive));
+  }
+
+  if (num_clients_ > static_cast<size_t>(config_.maxclients)) {
+    ++stats_.rejected_connections;
+    resp::ReplyWriter(&c->output(), 2).Error("ERR max number of clients reached");
+    c->CloseAfterReply();
+    c->Flush();
+    return;
+  }
+  if (config_.protected_mode && config_.requirepass.empty() && !c->local) {
+    ++stats_.rejected_connections;
+    resp::ReplyWriter(&c->output(), 2)
+        .Error(
+            "DENIED Redis is running in protected mode because protected mode is enabled and no "
+            "password is set for the default user. In this mode connections are only accepted "
+            "from the loopback interface. If you want to connect from external computers to "
+            "Redis you may adopt one of the following solutions: 1) Just disable protected mode "
+            "sending the command 'CONFIG SET protected-mode no' from the loopback interface by "
+            "connecting to Redis from the same host the server is running, however MAKE SURE "
+            "Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to "
+            "make this change permanent. 2) Alternatively you can just disable the protected "
+            "mode by editing the Redis configuration file, and setting the protected mode option "
+            "to 'no', and then restarting the server. 3) If you started the server manually just "
+            "for testing, restart it with the '--protected-mode no' option. 4) Setup a an "
+            // (sic: Redis 7.0's words, byte for byte)
+            "authentication password for the default user. NOTE: You only need to do one of the "
+            "above things in order for the server to start accepting connections from the "
+            "outside.");
+    c->CloseAfterReply();
+    c->Flush();
+    return;
+  }
+  c->Start();
+}
+
+}  // namespace latch

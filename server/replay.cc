@@ -1,0 +1,99 @@
+#include "server/replay.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "server/log.h"
+
+namespace latch {
+
+std::optional<std::string> Replay::Open() {
+  const std::string& path = config_.appendfilename;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return std::nullopt;
+    return "Can't open the append-only file '" + path + "' for reading: " + std::strerror(errno);
+  }
+  fd_.reset(fd);
+  struct stat st {};
+  ::fstat(fd, &st);
+  total_bytes_ = static_cast<uint64_t>(st.st_size);
+  reader_ = std::make_unique<aof::Reader>(fd);
+  return std::nullopt;
+}
+
+Replay::State Replay::Step(ReplayClock& clock, int64_t budget_us) {
+  if (!fd_) return State::kDone;
+  auto start = std::chrono::steady_clock::now();
+  const std::string& path = config_.appendfilename;
+  // Check the clock every 256 units: reading it costs more than a record.
+  for (uint32_t n = 0;; ++n) {
+    if ((n & 255) == 255 &&
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
+                                                              start)
+                .count() >= budget_us) {
+      return State::kMore;
+    }
+    switch (reader_->Next()) {
+      case aof::Reader::Status::kUnit:
+        for (const aof::Record& r : reader_->records()) store_.Replay(r, clock);
+        continue;
+      case aof::Reader::Status::kEnd:
+        fd_.reset();
+        return State::kDone;
+      case aof::Reader::Status::kTruncated:
+        return Truncated();
+      case aof::Reader::Status::kCorrupt: {
+        uint64_t at = reader_->safe_offset();
+        error_ = "Bad file format reading the append only file '" + path + "' at offset " +
+                 std::to_string(at) + ": " + reader_->error() +
+                 ". latch did not start and did not change the file. Keep a copy of it, then "
+                 "repair it with: latch-check-aof --fix " +
+                 path + " (it cuts the log at the last valid record, offset " +
+                 std::to_string(at) + ", and keeps a backup).";
+        return State::kFailed;
+      }
+      case aof::Reader::Status::kIoError:
+        error_ = "Error reading the append only file '" + path + "' after offset " +
+                 std::to_string(reader_->safe_offset()) + ": " + reader_->error();
+        return State::kFailed;
+    }
+  }
+}
+
+Replay::State Replay::Truncated() {
+  fd_.reset();
+  const std::string& path = config_.appendfilename;
+  uint64_t at = reader_->safe_offset();
+  uint64_t tail = reader_->tail_bytes();
+  if (!config_.aof_load_truncated) {
+    error_ = "The append only file '" + path + "' ends with an incomplete record at offset " +
+             std::to_string(at) + " (" + std::to_string(tail) +
+             " bytes; a crash while writing?). latch did not start. Set aof-load-truncated yes "
+             "to load the log without that record, or repair it with: latch-check-aof --fix " +
+             path;
+    return State::kFailed;
+  }
+  // The incomplete record (or transaction) was never acknowledged to a
+  // client: its write did not finish. Cut it off so new records are appended
+  // after a valid one.
+  if (::truncate(path.c_str(), static_cast<off_t>(at)) != 0) {
+    error_ = "The append only file '" + path + "' ends with an incomplete record at offset " +
+             std::to_string(at) + " and cutting it off failed: " + std::strerror(errno);
+    return State::kFailed;
+  }
+  truncated_at_ = static_cast<int64_t>(at);
+  log::Warning(
+      "!!! Warning: short read while loading the append only file '{}': the last record, at "
+      "offset {}, is incomplete ({} bytes; probably a crash mid-write). It was cut off and the "
+      "{} bytes before it were loaded (aof-load-truncated yes).",
+      path, at, tail, at);
+  return State::kDone;
+}
+
+}  // namespace latch

@@ -1,0 +1,10 @@
+
+  local key = KEYS[1]
+  local identifier = ARGV[1]
+
+  if redis.call('get', key) == identifier then
+    return redis.call('del', key)
+  end
+
+  return 0
+  

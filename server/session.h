@@ -1,0 +1,61 @@
+// A client's session: what a command may know and change about the client
+// that sent it. Commands see a Session, never the socket behind it
+// (connection.h is the only implementation that has one).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace latch {
+
+class Session {
+ public:
+  explicit Session(uint64_t id) : id_(id) {}
+  virtual ~Session() = default;
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  uint64_t id() const { return id_; }
+
+  // Ends the session once the replies produced so far have been sent (QUIT,
+  // CLIENT KILL of oneself), or at once (CLIENT KILL of another).
+  virtual void CloseAfterReply() = 0;
+  virtual void Close() = 0;
+  virtual bool closing() const = 0;
+
+  // Buffer sizes and the socket, for CLIENT LIST.
+  struct Buffers {
+    int fd = -1;
+    size_t query = 0, query_capacity = 0;
+    size_t output = 0, output_pending = 0, output_capacity = 0;
+  };
+  virtual Buffers buffers() const = 0;
+
+  int resp = 2;                   // protocol version chosen with HELLO
+  bool authenticated = false;     // true once AUTH succeeded or no password is set
+  bool monitor = false;           // receives the MONITOR feed
+  std::string name;               // CLIENT SETNAME
+  std::string lib_name, lib_ver;  // CLIENT SETINFO
+  std::string addr, laddr;        // "ip:port" of the peer and of our socket
+  bool local = false;             // the peer is a loopback address
+  int64_t created_ms = 0;         // boot clock
+  int64_t last_interaction_ms = 0;
+  // The command being or last executed (its full name lives in the command
+  // table), for CLIENT LIST; nullptr before the first.
+  const std::string* last_command = nullptr;
+
+  // MULTI … EXEC: the queued requests (copied: the query buffer moves on),
+  // whether one was refused while queueing (EXEC then aborts), and WATCH.
+  bool in_multi = false;
+  bool multi_failed = false;
+  std::vector<std::vector<std::string>> queued;
+  std::vector<std::string> watched_keys;
+  bool watched_key_touched = false;
+
+ private:
+  uint64_t id_;
+};
+
+}  // namespace latch

@@ -1,0 +1,166 @@
+// The Store: the keyspace, and the only way to change it.
+//
+// Every mutator changes the keyspace *and* appends the record that says so
+// to the log, as one operation (LevelDB's rule: the change and its record
+// cannot drift apart). Handlers never write to the log; they cannot forget
+// to, and they cannot log something they did not do. Records are effects,
+// not requests: a relative TTL is logged as an absolute PXAT, `SET … GET` as
+// a plain SET, a refused `SET NX` as nothing, an expired key as DEL, so a
+// replay needs no command logic and gives the same result whenever it runs.
+//
+// Replay goes through the same Store, with the log switched off: Replay()
+// maps each record back onto the mutators' effect on the keyspace. There is
+// one applier, so what the log says and what memory holds cannot disagree
+// (tests/unit/store_test.cc replays the log of random command sequences and
+// compares).
+//
+// Time. Leases are deadlines on the boot clock (see clock.h); the log speaks
+// Unix time. Each absolute time is written under a clock annotation (see
+// log/record.h) stating the clock and the wall/boot relation it was
+// converted with; the Store emits one whenever that relation changes. On
+// replay, a time written on this same clock converts back exactly, so a
+// wall-clock step while the server was down neither drops nor lengthens a
+// lease. A time written on another clock (another boot, host or time
+// namespace) cannot be trusted: it is converted with today's wall clock and
+// clamped to the bound the lease policy gives (the node's lease horizon,
+// during which it is quarantined anyway; see lease_policy.h).
+//
+// Transactions: between BeginTransaction and EndTransaction the records are
+// bracketed by MULTI/EXEC (opened lazily: a transaction that changed nothing
+// logs nothing), so a replay applies all of them or none.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "log/record.h"
+#include "server/clock.h"
+#include "server/keyspace.h"
+
+namespace latch {
+
+// The lease a write gives a key.
+struct Lease {
+  enum Kind { kNone, kKeep, kUntil } kind = kNone;
+  int64_t deadline = kNoDeadline;  // kUntil: boot-clock ms
+  static Lease None() { return {}; }
+  static Lease Keep() { return {kKeep, kNoDeadline}; }
+  static Lease Until(int64_t deadline) { return {kUntil, deadline}; }
+};
+
+// How replay converts the log's Unix times into deadlines.
+struct ReplayClock {
+  std::string clock_id;  // this run's clock
+  TimeSnapshot now;
+  // Times written on another clock are clamped to this deadline (the lease
+  // horizon carried from the previous run, in this run's clock).
+  int64_t foreign_bound = 0;
+  // The relation of the last annotation read.
+  bool have_mark = false;
+  aof::ClockMark mark;
+  // Counters for the start-up report.
+  uint64_t foreign_times = 0;
+  uint64_t expired = 0;
+
+  int64_t Deadline(int64_t unix_ms);
+};
+
+class Store {
+ public:
+  using KeyObserver = std::function<void(std::string_view key)>;
+
+  explicit Store(std::string clock_id);
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  // Where records go; nullptr: nowhere (appendonly no, replay, most tests).
+  void set_log(aof::Batch* batch) {
+    log_ = batch;
+    last_mark_valid_ = false;
+  }
+  aof::Batch* log() const { return log_; }
+  // The next record with an absolute time repeats the clock annotation (a
+  // rewrite started: the new file must state its own).
+  void ForgetClockMark() { last_mark_valid_ = false; }
+  // Told about every key a write changes, and about FLUSHALL before the
+  // keys go: WATCH uses them.
+  void set_key_observer(KeyObserver f) { on_key_ = std::move(f); }
+  void set_flush_observer(std::function<void()> f) { on_flush_ = std::move(f); }
+  // Told about every key that expires (INFO's expired_keys).
+  void set_expiry_observer(KeyObserver f) { on_expired_ = std::move(f); }
+
+  // ---- reads
+  // The live entry for `key`, or nullptr. An expired key is removed on the
+  // spot and logged as DEL (lazy expiry).
+  const Keyspace::Entry* Find(std::string_view key, const TimeSnapshot& now) {
+    return keys_.Find(key, now.mono);
+  }
+  // Whether `key` is stored, expired or not (no lazy expiry).
+  bool Contains(std::string_view key) { return keys_.Contains(key); }
+  size_t size() const { return keys_.size(); }
+  size_t keys_with_deadline() const { return keys_.keys_with_deadline(); }
+  size_t memory_bytes() const { return keys_.memory_bytes(); }
+  const Keyspace& keyspace() const { return keys_; }
+
+  // ---- writes (each logs itself)
+  // Stores `value` under `key` with `lease`. Lease::Keep keeps an existing
+  // key's deadline. A deadline already past deletes the key instead (an
+  // EXAT/PXAT in the past), logged as DEL; nothing happens to a missing key.
+  void Put(std::string_view key, std::string_view value, Lease lease, const TimeSnapshot& now);
+  // Removes a key that exists (call Find first). Logged as DEL.
+  void Delete(std::string_view key);
+  // Gives an existing key a new deadline; one not after now deletes it (as
+  // Redis's EXPIRE does for a time already reached).
+  void SetDeadline(std::string_view key, int64_t deadline, const TimeSnapshot& now);
+  // Removes an existing key's deadline.
+  void Persist(std::string_view key);
+  // Removes every key.
+  void Clear();
+
+  void BeginTransaction() { transaction_ = kOpenNotLogged; }
+  void EndTransaction();
+  bool in_transaction() const { return transaction_ != kNone; }
+
+  // Writes made since start (Redis's "changes since last save"); a command
+  // changed something when this moved.
+  uint64_t changes() const { return changes_; }
+
+  // ---- expiry and housekeeping
+  size_t ActiveExpireCycle(int64_t now, int64_t budget_us) {
+    return keys_.ActiveExpireCycle(now, budget_us);
+  }
+  bool RehashStep(int buckets) { return keys_.RehashStep(buckets); }
+
+  // ---- the log's other readers
+  // Applies one replayed record (the log is off meanwhile).
+  void Replay(const aof::Record& record, ReplayClock& clock);
+  // The live dataset as records, for a rewrite: a clock annotation, then one
+  // `SET key value [PXAT t]` per live key. Runs in the rewrite's child.
+  bool WriteSnapshot(aof::Batch& out, const std::function<bool()>& drain,
+                     const TimeSnapshot& now) const;
+
+ private:
+  // Counts the change, tells the observer, opens a pending MULTI. Whether
+  // to write a record.
+  bool Note(std::string_view key);
+  bool NoteFlush();
+  // Emits a clock annotation before a record with an absolute time when the
+  // relation differs from the last one emitted.
+  void NoteClock(const TimeSnapshot& now);
+  void OnExpired(std::string_view key);
+
+  Keyspace keys_;
+  std::string clock_id_;
+  aof::Batch* log_ = nullptr;
+  uint64_t changes_ = 0;
+  enum { kNone, kOpenNotLogged, kOpenLogged } transaction_ = kNone;
+  bool last_mark_valid_ = false;
+  int64_t last_mark_offset_ = 0;
+  KeyObserver on_key_;
+  std::function<void()> on_flush_;
+  KeyObserver on_expired_;
+};
+
+}  // namespace latch
