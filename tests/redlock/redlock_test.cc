@@ -24,8 +24,8 @@
 
 #include <gtest/gtest.h>
 
-#include "protocol/request_writer.h"
 #include "common/unique_fd.h"
+#include "protocol/request_writer.h"
 
 namespace latch {
 namespace {
@@ -631,6 +631,23 @@ TEST(Watchdog, KeepsTheLockAliveWhileHeld) {
   }
   EXPECT_FALSE(lost);
   EXPECT_TRUE(r.lock->release());
+}
+
+TEST(Watchdog, StoppedAtOnceReportsNoLoss) {
+  // A command that exits at once stops the watchdog before its thread has
+  // run: that is not a loss (latch-redlock would exit 76 for `true`).
+  Cluster c(1);
+  RedLock rl(c.endpoints(), Opts());
+  AcquireResult r = rl.acquire("k", 10000ms);
+  ASSERT_TRUE(r);
+  int reports = 0;
+  for (int i = 0; i < 200; ++i) {
+    Watchdog dog(*r.lock, [&](const LossReport&) { ++reports; });
+    dog.Stop();
+  }
+  EXPECT_EQ(reports, 0);
+  EXPECT_FALSE(r.lock->lost());
+  EXPECT_TRUE(r.lock->held());
 }
 
 TEST(Watchdog, ReportsTheLossWhenTheValidityEnds) {
