@@ -386,17 +386,16 @@ def test_a_command_ignoring_sigterm_is_dead_before_the_lease_ends(own_nodes, key
     fault_at = time.monotonic()
     for n in own_nodes[:2]:
         if fault == "pause":
-            n.proc.send_signal(signal.SIGSTOP)
+            n.pause()
         else:
-            n.proc.kill()
-            n.proc.wait(timeout=10)
+            n.kill()
     validity_bound = fault_at + ttl
     try:
         _, err = proc.communicate(timeout=30)
     finally:
         for n in own_nodes[:2]:
             if n.alive():
-                n.proc.send_signal(signal.SIGCONT)
+                n.resume()
     assert proc.returncode == EXIT_LOST, err
     assert "SIGTERM" in err and "SIGKILL" in err, err
     # The command is gone, and it was gone before the validity ended: it
