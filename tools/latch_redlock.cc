@@ -11,6 +11,7 @@
 // whose exit is only seen after the validity ended gets the same code: its
 // work may have overlapped the next holder's.
 #include <fcntl.h>
+#include <getopt.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/eventfd.h>
@@ -30,6 +31,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/unique_fd.h"
@@ -146,67 +148,81 @@ Millis DurationArg(const std::string& name, const std::string& value) {
   return *d;
 }
 
+bool IsSubcommand(std::string_view word) {
+  return word == "acquire" || word == "release" || word == "status";
+}
+
 Args ParseArgs(int argc, char** argv) {
   Args a;
   if (const char* pw = std::getenv("LATCH_PASSWORD")) a.password = pw;
-  int i = 1;
-  while (i < argc) {
-    std::string arg = argv[i];
-    if (arg == "--") {
-      ++i;
+  enum : int { kNodes = 256, kKey, kTtl, kWait, kPassword, kToken, kKillAfter, kNodeTimeout };
+  static const option kOptions[] = {
+      {"nodes", required_argument, nullptr, kNodes},
+      {"key", required_argument, nullptr, kKey},
+      {"ttl", required_argument, nullptr, kTtl},
+      {"wait", required_argument, nullptr, kWait},
+      {"password", required_argument, nullptr, kPassword},
+      {"token", required_argument, nullptr, kToken},
+      {"kill-after", required_argument, nullptr, kKillAfter},
+      {"node-timeout", required_argument, nullptr, kNodeTimeout},
+      {"verbose", no_argument, nullptr, 'v'},
+      {"help", no_argument, nullptr, 'h'},
+      {nullptr, 0, nullptr, 0},
+  };
+  // '+': stop at the first word that is not an option, as env(1) and
+  // timeout(1) do, so that COMMAND's own options stay COMMAND's. ':' makes
+  // a missing value its own case, worded below (opterr = 0: getopt prints
+  // nothing itself).
+  opterr = 0;
+  while (true) {
+    const int before = optind;
+    const int c = getopt_long(argc, argv, "+:hv", kOptions, nullptr);
+    if (c == -1) {
+      // Options may come before and after the subcommand; "--" (which
+      // getopt steps over) ends them, and the rest is COMMAND.
+      if (optind == before && optind < argc && a.sub.empty() && IsSubcommand(argv[optind])) {
+        a.sub = argv[optind++];
+        continue;
+      }
       break;
     }
-    if (arg == "-h" || arg == "--help") {
-      std::printf("%s%s", kUsage, kHelp);
-      std::exit(0);
-    }
-    if (arg == "-v" || arg == "--verbose") {
-      a.verbose = true;
-      ++i;
-      continue;
-    }
-    if (arg.rfind("--", 0) == 0) {
-      std::string name = arg, value;
-      size_t eq = arg.find('=');
-      if (eq != std::string::npos) {
-        name = arg.substr(0, eq);
-        value = arg.substr(eq + 1);
-      } else {
-        if (i + 1 >= argc) UsageError("option " + name + " needs a value");
-        value = argv[++i];
-      }
-      ++i;
-      if (name == "--nodes") {
+    const std::string value = optarg != nullptr ? optarg : "";
+    switch (c) {
+      case 'h':
+        std::printf("%s%s", kUsage, kHelp);
+        std::exit(0);
+      case 'v':
+        a.verbose = true;
+        break;
+      case kNodes:
         a.nodes = value;
-      } else if (name == "--key") {
+        break;
+      case kKey:
         a.key = value;
-      } else if (name == "--ttl") {
-        a.ttl = DurationArg(name, value);
-      } else if (name == "--wait") {
-        a.wait = DurationArg(name, value);
-      } else if (name == "--password") {
+        break;
+      case kTtl:
+        a.ttl = DurationArg("--ttl", value);
+        break;
+      case kWait:
+        a.wait = DurationArg("--wait", value);
+        break;
+      case kPassword:
         a.password = value;
-      } else if (name == "--token") {
+        break;
+      case kToken:
         a.token = value;
-      } else if (name == "--kill-after") {
-        a.kill_after = DurationArg(name, value);
-      } else if (name == "--node-timeout") {
-        a.node_timeout = DurationArg(name, value);
-      } else {
-        UsageError("unknown option " + name);
-      }
-      continue;
+        break;
+      case kKillAfter:
+        a.kill_after = DurationArg("--kill-after", value);
+        break;
+      case kNodeTimeout:
+        a.node_timeout = DurationArg("--node-timeout", value);
+        break;
+      default:  // '?' or ':'
+        UsageError(latch::GetoptErrorMessage(c, argv));
     }
-    if (arg.size() > 1 && arg[0] == '-') UsageError("unknown option " + arg);
-    // The first word that is not an option: a subcommand, or COMMAND.
-    if (a.sub.empty() && (arg == "acquire" || arg == "release" || arg == "status")) {
-      a.sub = arg;
-      ++i;
-      continue;
-    }
-    break;
   }
-  for (; i < argc; ++i) a.command.push_back(argv[i]);
+  for (int i = optind; i < argc; ++i) a.command.push_back(argv[i]);
 
   if (a.nodes.empty()) UsageError("--nodes is required");
   if (a.key.empty()) UsageError("--key is required");
