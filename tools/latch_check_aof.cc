@@ -7,6 +7,7 @@
 // It uses the log library's reader (log/reader.h), the same the server
 // replays with, so "valid" means exactly what latch-server will load.
 #include <fcntl.h>
+#include <getopt.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -103,23 +104,32 @@ int Usage() {
 
 int main(int argc, char** argv) {
   bool fix = false, yes = false;
-  std::string path;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--fix") {
-      fix = true;
-    } else if (a == "--yes" || a == "-y") {
-      yes = true;
-    } else if (a == "-h" || a == "--help") {
-      Usage();
-      return 0;
-    } else if (path.empty() && (a.empty() || a[0] != '-')) {
-      path = a;
-    } else {
-      return Usage();
+  static const option kOptions[] = {
+      {"fix", no_argument, nullptr, 'f'},
+      {"yes", no_argument, nullptr, 'y'},
+      {"help", no_argument, nullptr, 'h'},
+      {nullptr, 0, nullptr, 0},
+  };
+  // getopt_long names a bad option itself; the usage follows, exit 2. Options
+  // may come before or after FILE (getopt permutes them).
+  int c;
+  while ((c = getopt_long(argc, argv, "yh", kOptions, nullptr)) != -1) {
+    switch (c) {
+      case 'f':
+        fix = true;
+        break;
+      case 'y':
+        yes = true;
+        break;
+      case 'h':
+        Usage();
+        return 0;
+      default:
+        return Usage();
     }
   }
-  if (path.empty()) return Usage();
+  if (argc - optind != 1) return Usage();  // exactly one FILE
+  const std::string path = argv[optind];
 
   Scan scan;
   if (!ScanFile(path, &scan)) return 2;

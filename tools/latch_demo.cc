@@ -13,16 +13,20 @@
 //   latch-demo --host H --port P v2   use a running server (single-node scenarios)
 //   latch-demo --server PATH ...  the latch-server binary to start
 //
+// Each scenario that needs servers starts its own (tools/launch/: a free
+// loopback port, a data directory under /tmp/latch-demo-*), and the RedLock
+// scenarios restart a node on its port after a power loss, as a machine
+// would come back.
+//
 // Exit status: 0 when every verdict came out as the story says it must
 // (the broken steps broken, the fixes holding), 1 otherwise, 2 on error.
 #include <arpa/inet.h>
-#include <fcntl.h>
+#include <getopt.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -32,8 +36,6 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
-#include <memory>
-#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -42,6 +44,7 @@
 
 #include "protocol/reply_parser.h"
 #include "protocol/request_writer.h"
+#include "tools/launch/server_process.h"
 
 namespace {
 
@@ -107,84 +110,29 @@ class Client {
 
 // ---------------------------------------------------------------- servers
 
-int FreePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
+// A latch-server the demo starts, crashes and restarts, in its own data
+// directory under the demo's temporary directory. DEBUG is on: the RedLock
+// scenario cuts a node's power with DEBUG POWERLOSS.
+latch::launch::ServerProcess DemoNode(const std::string& binary, const std::string& dir,
+                                      std::vector<std::string> args) {
+  latch::launch::ServerSpec spec;
+  spec.binary = binary;
+  spec.dir = dir;
+  spec.args = {"--enable-debug-command", "yes"};
+  spec.args.insert(spec.args.end(), args.begin(), args.end());
+  return latch::launch::ServerProcess(std::move(spec));
 }
 
-// A latch-server the demo starts, restarts and crashes.
-class Node {
- public:
-  Node(std::string binary, std::string dir, std::vector<std::string> args)
-      : binary_(std::move(binary)), dir_(std::move(dir)), args_(std::move(args)) {
-    std::filesystem::create_directories(dir_);
+// A machine crash: whatever the log had not fsynced is lost.
+void PowerLoss(latch::launch::ServerProcess& node) {
+  try {
+    Client c(node.host(), node.port());
+    c.Call({"DEBUG", "POWERLOSS"});
+  } catch (const std::exception&) {
+    // The server exits without answering: expected.
   }
-  ~Node() { Stop(); }
-
-  void Start() {
-    port_ = FreePort();
-    std::vector<std::string> argv = {
-        binary_, "--port", std::to_string(port_), "--dir", dir_, "--enable-debug-command", "yes"};
-    argv.insert(argv.end(), args_.begin(), args_.end());
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      int devnull = ::open("/dev/null", O_WRONLY);
-      std::string log = dir_ + "/latch.log";
-      int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-      ::dup2(devnull, 0);
-      ::dup2(fd, 1);
-      ::dup2(fd, 2);
-      std::vector<char*> cargv;
-      for (auto& a : argv) cargv.push_back(a.data());
-      cargv.push_back(nullptr);
-      ::execv(cargv[0], cargv.data());
-      ::_exit(127);
-    }
-    for (int i = 0; i < 500; ++i) {
-      try {
-        Client c("127.0.0.1", port_);
-        if (c.Call({"PING"}).str == "PONG") return;
-      } catch (const std::exception&) {
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    throw std::runtime_error("latch-server did not start (see " + dir_ + "/latch.log)");
-  }
-
-  // A machine crash: whatever the log had not fsynced is lost.
-  void PowerLoss() {
-    try {
-      Client c("127.0.0.1", port_);
-      c.Call({"DEBUG", "POWERLOSS"});
-    } catch (const std::exception&) {
-      // The server exits without answering: expected.
-    }
-    ::waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
-
-  void Stop() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGTERM);
-    ::waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
-
-  int port() const { return port_; }
-
- private:
-  std::string binary_, dir_;
-  std::vector<std::string> args_;
-  pid_t pid_ = -1;
-  int port_ = 0;
-};
+  if (!node.WaitExit(std::chrono::seconds(10))) node.Kill();
+}
 
 // ---------------------------------------------------------------- narration
 
@@ -240,9 +188,9 @@ struct Env {
 Verdict WithServer(const Env& env, const std::string& name,
                    const std::function<Verdict(const std::string&, int)>& body) {
   if (env.port != 0) return body(env.host, env.port);
-  Node node(env.server, env.workdir + "/" + name, {"--quarantine", "never"});
+  auto node = DemoNode(env.server, env.workdir + "/" + name, {"--quarantine", "never"});
   node.Start();
-  return body("127.0.0.1", node.port());
+  return body(node.host(), node.port());
 }
 
 // Waits until `key` is gone on the server (its lease ran out).
@@ -402,19 +350,19 @@ Verdict V5(const Env& env) {
 Verdict RedLockScenario(const Env& env, const std::string& quarantine) {
   Story s;
   const int ttl = 8000;
-  std::vector<std::unique_ptr<Node>> nodes;
+  std::vector<latch::launch::ServerProcess> nodes;
   for (int i = 1; i <= 5; ++i) {
-    nodes.push_back(std::make_unique<Node>(
-        env.server, env.workdir + "/redlock-" + quarantine + "-" + std::to_string(i),
-        std::vector<std::string>{"--appendfsync", "everysec", "--quarantine", quarantine,
-                                 "--max-lock-ttl", std::to_string(ttl)}));
-    nodes.back()->Start();
+    nodes.push_back(DemoNode(env.server,
+                             env.workdir + "/redlock-" + quarantine + "-" + std::to_string(i),
+                             {"--appendfsync", "everysec", "--quarantine", quarantine,
+                              "--max-lock-ttl", std::to_string(ttl)}));
+    nodes.back().Start();
   }
   s.Say("", "five latch nodes, appendfsync everysec, quarantine " + quarantine);
   auto ask = [&](const std::string& who, const std::string& token, std::vector<int> which) {
     int granted = 0;
     for (int i : which) {
-      Client c("127.0.0.1", nodes[static_cast<size_t>(i - 1)]->port());
+      Client c("127.0.0.1", nodes[static_cast<size_t>(i - 1)].port());
       Reply r = s.Send(who + "@n" + std::to_string(i), c,
                        {"SET", "resource", token, "NX", "PX", std::to_string(ttl)});
       if (IsOk(r)) ++granted;
@@ -422,17 +370,17 @@ Verdict RedLockScenario(const Env& env, const std::string& quarantine) {
     return granted;
   };
   {
-    Client c("127.0.0.1", nodes[2]->port());
+    Client c("127.0.0.1", nodes[2].port());
     c.Call({"SET", "warmup", "x"});  // node 3 fsyncs this write at once...
   }
   auto t0 = Clock::now();
   int a = ask("A", "token-A", {1, 2, 3});  // ...and A's lock only later
   s.Say("A", "holds the lock: " + std::to_string(a) + " of 5 granted (majority is 3)");
   s.Say("n3", "loses power before its next fsync (DEBUG POWERLOSS)");
-  nodes[2]->PowerLoss();
-  nodes[2]->Start();
+  PowerLoss(nodes[2]);
+  nodes[2].Restart();  // at once, on the same port, with what its disk kept
   {
-    Client c("127.0.0.1", nodes[2]->port());
+    Client c("127.0.0.1", nodes[2].port());
     s.Send("n3", c, {"GET", "resource"}, "restarted: A's lock is forgotten");
   }
   int b = ask("B", "token-B", {3, 4, 5});
@@ -441,7 +389,7 @@ Verdict RedLockScenario(const Env& env, const std::string& quarantine) {
   s.Say("B", std::to_string(b) + " of 5 granted; A's lock is " +
                  (a_valid ? "still valid" : "expired") + " (" +
                  std::to_string(static_cast<int>(elapsed)) + " ms of " + std::to_string(ttl) + ")");
-  for (auto& n : nodes) n->Stop();
+  for (auto& n : nodes) n.Stop();
   if (a >= 3 && b >= 3 && a_valid) {
     return Verdict{false,
                    "node 3 forgot A's lock and granted it to B: A and B both hold a "
@@ -492,9 +440,11 @@ std::string DefaultServer(const char* argv0) {
   return "latch-server";
 }
 
+const char kUsage[] =
+    "Usage: latch-demo [--host H --port P] [--server PATH] (--list | all | ID...)\n";
+
 int Usage() {
-  std::fprintf(stderr,
-               "Usage: latch-demo [--host H --port P] [--server PATH] (--list | all | ID...)\n");
+  std::fputs(kUsage, stderr);
   return 2;
 }
 
@@ -504,26 +454,45 @@ int main(int argc, char** argv) {
   ::signal(SIGPIPE, SIG_IGN);
   Env env;
   env.server = DefaultServer(argv[0]);
-  std::vector<std::string> ids;
   bool list = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--list") {
-      list = true;
-    } else if ((a == "--host" || a == "--port" || a == "--server") && i + 1 < argc) {
-      std::string v = argv[++i];
-      if (a == "--host") env.host = v;
-      if (a == "--port") env.port = std::atoi(v.c_str());
-      if (a == "--server") env.server = v;
-    } else if (a == "-h" || a == "--help") {
-      Usage();
-      return 0;
-    } else if (a.rfind("--", 0) == 0) {
-      return Usage();
-    } else {
-      ids.push_back(a);
+  enum : int { kList = 256, kHost, kPort, kServer };
+  static const option kOptions[] = {
+      {"list", no_argument, nullptr, kList},       {"host", required_argument, nullptr, kHost},
+      {"port", required_argument, nullptr, kPort}, {"server", required_argument, nullptr, kServer},
+      {"help", no_argument, nullptr, 'h'},         {nullptr, 0, nullptr, 0},
+  };
+  // getopt_long reports a bad option itself ("unrecognized option '--x'",
+  // "option '--port' requires an argument"); the usage follows, exit 2.
+  int c;
+  while ((c = getopt_long(argc, argv, "h", kOptions, nullptr)) != -1) {
+    switch (c) {
+      case kList:
+        list = true;
+        break;
+      case kHost:
+        env.host = optarg;
+        break;
+      case kPort: {
+        char* end = nullptr;
+        long port = std::strtol(optarg, &end, 10);
+        if (end == optarg || *end != '\0' || port < 1 || port > 65535) {
+          std::fprintf(stderr, "latch-demo: bad port '%s'\n", optarg);
+          return Usage();
+        }
+        env.port = static_cast<int>(port);
+        break;
+      }
+      case kServer:
+        env.server = optarg;
+        break;
+      case 'h':
+        Usage();
+        return 0;
+      default:
+        return Usage();
     }
   }
+  std::vector<std::string> ids(argv + optind, argv + argc);
   if (list) {
     for (const auto& s : kScenarios) std::printf("%-20s %s\n", s.id, s.title);
     return 0;

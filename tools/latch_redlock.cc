@@ -4,18 +4,23 @@
 //   latch-redlock acquire|release|status --nodes H:P,… --key NAME …
 //
 // Run mode acquires the lock, runs the command while a watchdog renews the
-// lock every ttl/3, and releases it when the command exits. If the lock is
-// lost (renewal cannot reach a quorum before the validity ends), the command
-// is stopped at once: SIGTERM to its process group, SIGKILL after a grace
-// period, and latch-redlock exits with its own code so a script can tell.
+// lock every ttl/3, and releases it when the command exits. If renewals fail,
+// the command is stopped so that it is gone *before* the lock's validity
+// ends (see StopTiming): SIGTERM to its process group, then SIGKILL, and
+// latch-redlock exits with its own code (76) so a script can tell. A command
+// whose exit is only seen after the validity ended gets the same code: its
+// work may have overlapped the next holder's.
 #include <fcntl.h>
+#include <getopt.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
+#include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <csignal>
@@ -26,6 +31,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/unique_fd.h"
@@ -65,10 +71,19 @@ const char kHelp[] =
     "The lock is acquired with SET key token NX PX ttl on every node in parallel;\n"
     "it is held when N/2+1 nodes granted it, for ttl - elapsed - (ttl/100 + 2 ms).\n"
     "While COMMAND runs, a watchdog renews it every ttl/3 (SET key token IFEQ token\n"
-    "PX ttl). If a renewal cannot reach a majority before the lock's validity ends,\n"
-    "the lock is lost: COMMAND's process group gets SIGTERM, then SIGKILL after\n"
-    "--kill-after, and latch-redlock exits with status 76. When COMMAND exits, the\n"
-    "lock is released on every node (DELIFEQ key token).\n"
+    "PX ttl). When COMMAND exits, the lock is released on every node (DELIFEQ key\n"
+    "token).\n"
+    "\n"
+    "Once the validity has ended, another client may hold the lock, so COMMAND must\n"
+    "be gone by then. If no renewal has reached a majority by\n"
+    "    validity end - grace - margin     COMMAND's process group gets SIGTERM,\n"
+    "    validity end - margin             and SIGKILL at the latest,\n"
+    "where grace = --kill-after, at most ttl/3, and margin = ttl/20 (10 ms to\n"
+    "500 ms); latch-redlock then exits with status 76. The same happens at once if a\n"
+    "majority answers that the key is no longer ours (SIGKILL after the grace, or at\n"
+    "the kill point if that comes first). An exit of COMMAND that latch-redlock\n"
+    "sees only after the validity ended (it was frozen or suspended meanwhile) is\n"
+    "a loss too: status 76.\n"
     "\n"
     "COMMAND runs in its own process group (as with timeout(1)) so that the signals\n"
     "reach everything it started; SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to\n"
@@ -82,7 +97,8 @@ const char kHelp[] =
     "                        a bare number is seconds); at most the nodes' max-lock-ttl\n"
     "  --wait DURATION       keep trying this long if the lock is busy (default 0: one try)\n"
     "  --password P          AUTH P on every connection (or env LATCH_PASSWORD)\n"
-    "  --kill-after DURATION grace between SIGTERM and SIGKILL on lock loss (default 3s)\n"
+    "  --kill-after DURATION grace between SIGTERM and SIGKILL on lock loss (default 3s,\n"
+    "                        at most ttl/3: see above)\n"
     "  --node-timeout D      per-node reply timeout (default ttl/20, 10 ms to 200 ms)\n"
     "  --token TOKEN         release: the token printed by acquire\n"
     "  -v, --verbose         print every node's answer and its timing, for every round\n"
@@ -104,8 +120,9 @@ const char kHelp[] =
     "  70   internal error (could not start COMMAND: fork failed)\n"
     "  75   the lock was not acquired within --wait (held by another owner, or\n"
     "       nodes in restart quarantine)\n"
-    "  76   the lock was lost while COMMAND ran (COMMAND was stopped), or\n"
-    "       release: the token was no longer held by a majority\n"
+    "  76   the lock was lost while COMMAND ran: renewals failed and COMMAND was\n"
+    "       stopped before the validity ended, or COMMAND's exit was seen only after\n"
+    "       it ended; release: the token was no longer held by a majority\n"
     "  126  COMMAND was found but could not be executed\n"
     "  127  COMMAND was not found\n";
 
@@ -131,67 +148,81 @@ Millis DurationArg(const std::string& name, const std::string& value) {
   return *d;
 }
 
+bool IsSubcommand(std::string_view word) {
+  return word == "acquire" || word == "release" || word == "status";
+}
+
 Args ParseArgs(int argc, char** argv) {
   Args a;
   if (const char* pw = std::getenv("LATCH_PASSWORD")) a.password = pw;
-  int i = 1;
-  while (i < argc) {
-    std::string arg = argv[i];
-    if (arg == "--") {
-      ++i;
+  enum : int { kNodes = 256, kKey, kTtl, kWait, kPassword, kToken, kKillAfter, kNodeTimeout };
+  static const option kOptions[] = {
+      {"nodes", required_argument, nullptr, kNodes},
+      {"key", required_argument, nullptr, kKey},
+      {"ttl", required_argument, nullptr, kTtl},
+      {"wait", required_argument, nullptr, kWait},
+      {"password", required_argument, nullptr, kPassword},
+      {"token", required_argument, nullptr, kToken},
+      {"kill-after", required_argument, nullptr, kKillAfter},
+      {"node-timeout", required_argument, nullptr, kNodeTimeout},
+      {"verbose", no_argument, nullptr, 'v'},
+      {"help", no_argument, nullptr, 'h'},
+      {nullptr, 0, nullptr, 0},
+  };
+  // '+': stop at the first word that is not an option, as env(1) and
+  // timeout(1) do, so that COMMAND's own options stay COMMAND's. ':' makes
+  // a missing value its own case, worded below (opterr = 0: getopt prints
+  // nothing itself).
+  opterr = 0;
+  while (true) {
+    const int before = optind;
+    const int c = getopt_long(argc, argv, "+:hv", kOptions, nullptr);
+    if (c == -1) {
+      // Options may come before and after the subcommand; "--" (which
+      // getopt steps over) ends them, and the rest is COMMAND.
+      if (optind == before && optind < argc && a.sub.empty() && IsSubcommand(argv[optind])) {
+        a.sub = argv[optind++];
+        continue;
+      }
       break;
     }
-    if (arg == "-h" || arg == "--help") {
-      std::printf("%s%s", kUsage, kHelp);
-      std::exit(0);
-    }
-    if (arg == "-v" || arg == "--verbose") {
-      a.verbose = true;
-      ++i;
-      continue;
-    }
-    if (arg.rfind("--", 0) == 0) {
-      std::string name = arg, value;
-      size_t eq = arg.find('=');
-      if (eq != std::string::npos) {
-        name = arg.substr(0, eq);
-        value = arg.substr(eq + 1);
-      } else {
-        if (i + 1 >= argc) UsageError("option " + name + " needs a value");
-        value = argv[++i];
-      }
-      ++i;
-      if (name == "--nodes") {
+    const std::string value = optarg != nullptr ? optarg : "";
+    switch (c) {
+      case 'h':
+        std::printf("%s%s", kUsage, kHelp);
+        std::exit(0);
+      case 'v':
+        a.verbose = true;
+        break;
+      case kNodes:
         a.nodes = value;
-      } else if (name == "--key") {
+        break;
+      case kKey:
         a.key = value;
-      } else if (name == "--ttl") {
-        a.ttl = DurationArg(name, value);
-      } else if (name == "--wait") {
-        a.wait = DurationArg(name, value);
-      } else if (name == "--password") {
+        break;
+      case kTtl:
+        a.ttl = DurationArg("--ttl", value);
+        break;
+      case kWait:
+        a.wait = DurationArg("--wait", value);
+        break;
+      case kPassword:
         a.password = value;
-      } else if (name == "--token") {
+        break;
+      case kToken:
         a.token = value;
-      } else if (name == "--kill-after") {
-        a.kill_after = DurationArg(name, value);
-      } else if (name == "--node-timeout") {
-        a.node_timeout = DurationArg(name, value);
-      } else {
-        UsageError("unknown option " + name);
-      }
-      continue;
+        break;
+      case kKillAfter:
+        a.kill_after = DurationArg("--kill-after", value);
+        break;
+      case kNodeTimeout:
+        a.node_timeout = DurationArg("--node-timeout", value);
+        break;
+      default:  // '?' or ':'
+        UsageError(latch::GetoptErrorMessage(c, argv));
     }
-    if (arg.size() > 1 && arg[0] == '-') UsageError("unknown option " + arg);
-    // The first word that is not an option: a subcommand, or COMMAND.
-    if (a.sub.empty() && (arg == "acquire" || arg == "release" || arg == "status")) {
-      a.sub = arg;
-      ++i;
-      continue;
-    }
-    break;
   }
-  for (; i < argc; ++i) a.command.push_back(argv[i]);
+  for (int i = optind; i < argc; ++i) a.command.push_back(argv[i]);
 
   if (a.nodes.empty()) UsageError("--nodes is required");
   if (a.key.empty()) UsageError("--key is required");
@@ -334,6 +365,71 @@ void SignalCommand(pid_t pid, int sig) {
   if (::kill(-pid, sig) != 0 && errno == ESRCH) ::kill(pid, sig);
 }
 
+// When COMMAND must be stopped (issue 14, item 10).
+//
+// Once the lock's validity has ended, another client may win it and start
+// working. Waiting until the loss is certain (the validity is over) and only
+// then sending SIGTERM, with --kill-after more before SIGKILL, would leave
+// COMMAND running seconds into the next holder's lease. So the stop is
+// scheduled backwards from the validity end instead:
+//
+//   stop point = validity end - grace - margin   SIGTERM, unless a renewal
+//                                                 has moved the validity end
+//   kill point = validity end - margin            SIGKILL at the latest
+//
+// and COMMAND is dead before the lease can pass to anyone else. Each
+// successful renewal moves both points along with the validity.
+struct StopTiming {
+  // SIGTERM to SIGKILL: --kill-after, but at most ttl/3. The watchdog first
+  // renews at ttl/3 after the grant and the validity ends at about ttl, so
+  // with grace <= ttl/3 and margin <= ttl/20 the stop point comes no sooner
+  // than 0.6 ttl after the last renewal: the watchdog gets several tries (one
+  // every ttl/20) before a command is stopped for want of a renewal.
+  Millis grace;
+  // SIGKILL to the validity end: ttl/20, from 10 ms to 500 ms. It covers our
+  // own wake-up lateness and the moment the kernel needs to tear the killed
+  // processes down.
+  Millis margin;
+};
+
+StopTiming StopTimingFor(Millis ttl, Millis kill_after) {
+  return StopTiming{std::min(kill_after, ttl / 3), std::clamp(ttl / 20, Millis{10}, Millis{500})};
+}
+
+// A timer on the lock's own clock (CLOCK_BOOTTIME): if the machine is
+// suspended, the deadline is still reached at the right moment of lease
+// time, where poll()'s timeout (CLOCK_MONOTONIC) would stop counting.
+class DeadlineTimer {
+ public:
+  DeadlineTimer() : fd_(::timerfd_create(CLOCK_BOOTTIME, TFD_CLOEXEC | TFD_NONBLOCK)) {}
+  int fd() const { return fd_.get(); }
+  explicit operator bool() const { return static_cast<bool>(fd_); }
+
+  // Fires at `at` (at once if that has passed); nullopt disarms it.
+  void Arm(std::optional<LockClock::time_point> at) {
+    itimerspec spec{};
+    if (at) {
+      int64_t ns = std::max<int64_t>(at->time_since_epoch().count(), 1);
+      spec.it_value.tv_sec = static_cast<time_t>(ns / 1'000'000'000);
+      spec.it_value.tv_nsec = static_cast<long>(ns % 1'000'000'000);
+    }
+    ::timerfd_settime(fd_.get(), TFD_TIMER_ABSTIME, &spec, nullptr);
+  }
+
+  void Drain() {
+    uint64_t expirations;
+    ssize_t ignored = ::read(fd_.get(), &expirations, sizeof(expirations));
+    (void)ignored;
+  }
+
+ private:
+  latch::UniqueFd fd_;
+};
+
+std::string Until(LockClock::time_point t) {
+  return FormatDuration(std::chrono::duration_cast<Millis>(t - LockClock::now()));
+}
+
 // Run mode: acquire, run COMMAND under the watchdog, release.
 int Run(const Args& a, latch::RedLock& rl) {
   latch::AcquireResult res = rl.acquire(a.key, *a.ttl, a.wait);
@@ -343,6 +439,8 @@ int Run(const Args& a, latch::RedLock& rl) {
     std::fprintf(stderr, "latch-redlock: acquired \"%s\" (token %s), running %s\n", a.key.c_str(),
                  lock.token().c_str(), a.command[0].c_str());
   }
+  const StopTiming timing = StopTimingFor(*a.ttl, a.kill_after);
+  const char* name = a.command[0].c_str();
 
   // From here on the signals we care about arrive through a signalfd, read
   // by this thread only: block them before the watchdog thread exists, so
@@ -353,8 +451,9 @@ int Run(const Args& a, latch::RedLock& rl) {
   sigprocmask(SIG_BLOCK, &handled, &old_mask);
   latch::UniqueFd sigfd(::signalfd(-1, &handled, SFD_CLOEXEC | SFD_NONBLOCK));
   latch::UniqueFd lostfd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-  if (!sigfd || !lostfd) {
-    std::perror("latch-redlock: signalfd/eventfd");
+  DeadlineTimer timer;
+  if (!sigfd || !lostfd || !timer) {
+    std::perror("latch-redlock: signalfd/eventfd/timerfd");
     return kExitInternal;
   }
 
@@ -391,8 +490,7 @@ int Run(const Args& a, latch::RedLock& rl) {
   if (::read(exec_read.get(), &exec_errno, sizeof(exec_errno)) == sizeof(exec_errno)) {
     int status = 0;
     ::waitpid(pid, &status, 0);
-    std::fprintf(stderr, "latch-redlock: cannot run %s: %s\n", a.command[0].c_str(),
-                 std::strerror(exec_errno));
+    std::fprintf(stderr, "latch-redlock: cannot run %s: %s\n", name, std::strerror(exec_errno));
     lock.release();
     return exec_errno == ENOENT ? kExitNotFound : kExitCannotExecute;
   }
@@ -409,39 +507,35 @@ int Run(const Args& a, latch::RedLock& rl) {
     (void)ignored;
   });
 
-  bool lost = false;
-  std::optional<LockClock::time_point> kill_at;
+  // Stopping COMMAND: SIGTERM went at *term_sent; SIGKILL at the kill point.
+  std::optional<LockClock::time_point> term_sent;
+  bool killed = false;
+  auto send_term = [&](const std::string& what) {
+    term_sent = LockClock::now();
+    const auto kill_at = std::min(*term_sent + timing.grace, lock.validity_end() - timing.margin);
+    std::fprintf(stderr, "latch-redlock: lock \"%s\" %s; sending SIGTERM to %s (SIGKILL in %s)\n",
+                 a.key.c_str(), what.c_str(), name, Until(std::max(kill_at, *term_sent)).c_str());
+    SignalCommand(pid, SIGTERM);
+  };
+
   int status = 0;
+  LockClock::time_point exit_seen, validity_at_exit;
+  bool lost_at_exit = false;
   while (true) {
-    pollfd fds[2] = {{sigfd.get(), POLLIN, 0}, {lostfd.get(), POLLIN, 0}};
-    int timeout_ms = -1;
-    if (kill_at) {
-      auto left = std::chrono::ceil<Millis>(*kill_at - LockClock::now()).count();
-      timeout_ms = static_cast<int>(std::max<int64_t>(left, 0));
+    // The next deadline: the stop point while COMMAND runs undisturbed, the
+    // kill point once it has had SIGTERM. Both follow the validity end,
+    // which a renewal may have moved since the last turn.
+    const auto end = lock.validity_end();
+    std::optional<LockClock::time_point> wake;
+    if (!term_sent) {
+      wake = end - timing.grace - timing.margin;
+    } else if (!killed) {
+      wake = std::min(*term_sent + timing.grace, end - timing.margin);
     }
-    ::poll(fds, 2, timeout_ms);
-    if (fds[1].revents & POLLIN) {
-      uint64_t n;
-      ssize_t ignored = ::read(lostfd.get(), &n, sizeof(n));
-      (void)ignored;
-      lost = true;
-      std::string why;
-      {
-        std::lock_guard<std::mutex> g(loss_mu);
-        why = loss_reason;
-      }
-      std::fprintf(
-          stderr, "latch-redlock: lock \"%s\" lost: %s; sending SIGTERM to %s (SIGKILL in %s)\n",
-          a.key.c_str(), why.c_str(), a.command[0].c_str(), FormatDuration(a.kill_after).c_str());
-      SignalCommand(pid, SIGTERM);
-      kill_at = LockClock::now() + a.kill_after;
-    }
-    if (kill_at && LockClock::now() >= *kill_at) {
-      std::fprintf(stderr, "latch-redlock: %s still running after %s: SIGKILL\n",
-                   a.command[0].c_str(), FormatDuration(a.kill_after).c_str());
-      SignalCommand(pid, SIGKILL);
-      kill_at.reset();
-    }
+    timer.Arm(wake);
+    pollfd fds[3] = {{sigfd.get(), POLLIN, 0}, {lostfd.get(), POLLIN, 0}, {timer.fd(), POLLIN, 0}};
+    ::poll(fds, 3, -1);
+    timer.Drain();
     if (fds[0].revents & POLLIN) {
       signalfd_siginfo si;
       while (::read(sigfd.get(), &si, sizeof(si)) == sizeof(si)) {
@@ -454,20 +548,82 @@ int Run(const Args& a, latch::RedLock& rl) {
     siginfo_t info{};
     if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
         info.si_pid == pid) {
-      if (lost) SignalCommand(pid, SIGKILL);  // whatever it left behind in its group
+      exit_seen = LockClock::now();
+      validity_at_exit = lock.validity_end();
+      lost_at_exit = lock.lost();
+      // Whatever it left behind in its group must not outlive the lease.
+      if (term_sent || lost_at_exit || exit_seen >= validity_at_exit) SignalCommand(pid, SIGKILL);
       ::waitpid(pid, &status, 0);
       break;
+    }
+    if (fds[1].revents & POLLIN) {
+      uint64_t n;
+      ssize_t ignored = ::read(lostfd.get(), &n, sizeof(n));
+      (void)ignored;
+      std::string why;
+      {
+        std::lock_guard<std::mutex> g(loss_mu);
+        why = loss_reason;
+      }
+      if (!term_sent) {
+        send_term("lost: " + why);
+      } else {
+        std::fprintf(stderr, "latch-redlock: lock \"%s\" lost: %s\n", a.key.c_str(), why.c_str());
+      }
+    }
+    const auto now = LockClock::now();
+    const auto end_now = lock.validity_end();
+    if (!term_sent && now >= end_now - timing.grace - timing.margin) {
+      // No renewal has reached a quorum in time: the lock is not lost yet,
+      // but COMMAND can only be stopped before its validity ends by
+      // starting now.
+      std::string last = lock.last_error();
+      send_term("is being lost: no renewal reached a quorum" +
+                (last.empty() ? std::string() : " (last try: " + last + ")") +
+                " and its validity ends in " + Until(end_now) + ", when " + name + " must be gone");
+    }
+    if (term_sent && !killed &&
+        now >= std::min(*term_sent + timing.grace, end_now - timing.margin)) {
+      std::fprintf(stderr,
+                   "latch-redlock: %s still running %s after SIGTERM, %s before the lock's "
+                   "validity ends: SIGKILL\n",
+                   name,
+                   FormatDuration(std::chrono::duration_cast<Millis>(now - *term_sent)).c_str(),
+                   Until(end_now).c_str());
+      SignalCommand(pid, SIGKILL);
+      killed = true;
     }
   }
   watchdog.Stop();
 
-  if (lost) {
+  // An exit seen only after the validity ended (latch-redlock was frozen,
+  // the machine suspended, the process stuck beyond SIGKILL) may have come
+  // after the lease passed to someone else: COMMAND's work was not
+  // protected to its end, whatever its status says.
+  const bool late = exit_seen >= validity_at_exit;
+  if (late) {
+    std::fprintf(
+        stderr,
+        "latch-redlock: lock \"%s\" lost: %s's exit was seen %s after the lock's "
+        "validity ended; its work may have overlapped the next holder's\n",
+        a.key.c_str(), name,
+        FormatDuration(std::chrono::duration_cast<Millis>(exit_seen - validity_at_exit)).c_str());
+  } else if (lost_at_exit && !term_sent) {
+    std::string why;
+    {
+      std::lock_guard<std::mutex> g(loss_mu);
+      why = loss_reason;
+    }
+    std::fprintf(stderr, "latch-redlock: lock \"%s\" lost as %s exited: %s\n", a.key.c_str(), name,
+                 why.c_str());
+  }
+  if (term_sent || late || lost_at_exit) {
     lock.release();  // nothing to lose: it may still be ours on some nodes
     return kExitLost;
   }
   bool released = lock.release();
   if (a.verbose || !released) {
-    std::fprintf(stderr, "latch-redlock: %s exited; lock %s\n", a.command[0].c_str(),
+    std::fprintf(stderr, "latch-redlock: %s exited; lock %s\n", name,
                  released ? "released" : "released on fewer than a majority of the nodes");
   }
   if (WIFEXITED(status)) return WEXITSTATUS(status);

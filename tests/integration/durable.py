@@ -2,7 +2,6 @@
 persistent data directory that can be killed, power-cut and restarted."""
 
 import os
-import signal
 import subprocess
 import time
 
@@ -12,9 +11,10 @@ import latchtest as lt
 class Node(object):
     """One latch-server with its own data directory, restartable.
 
-    Each start picks a fresh free port (a restart is a new process; clients
-    reconnect). `args` are extra server options; `wrapper` is a command prefix
-    (prlimit, faketime…).
+    Each start is a latchtest.ServerProcess on a fresh free port (a restart
+    is a new process; clients reconnect). `args` are extra server options;
+    `wrapper` is a command prefix (prlimit, faketime…); `env` the server's
+    environment.
     """
 
     def __init__(self, workdir, *args, wrapper=(), env=None):
@@ -39,32 +39,9 @@ class Node(object):
             self.args
 
     def start(self, *extra):
-        args = list(extra)
-        node = self
-
-        class Proc(lt.ServerProcess):
-            def start(self_inner):
-                # Same as ServerProcess.start, with an environment.
-                last = None
-                for _ in range(5):
-                    port = lt.free_port()
-                    argv = node.argv(port) + [str(a) for a in args]
-                    self_inner.log = open(self_inner.log_path, "ab")
-                    self_inner.proc = subprocess.Popen(
-                        argv, stdout=self_inner.log, stderr=subprocess.STDOUT,
-                        stdin=subprocess.DEVNULL, cwd=self_inner.workdir, env=node.env)
-                    self_inner.argv = argv
-                    self_inner.port = port
-                    lt._running.add(self_inner)
-                    try:
-                        self_inner._wait_ready()
-                        return self_inner
-                    except Exception as e:
-                        last = e
-                        self_inner.stop()
-                raise RuntimeError("latch did not start: %s\n%s" % (last, self_inner.log_text()))
-
-        self.srv = Proc("latch", None, self.workdir).start()
+        args = [str(a) for a in extra]
+        self.srv = lt.ServerProcess("latch", lambda port: self.argv(port) + args, self.workdir,
+                                    env=self.env).start()
         return self
 
     def run_to_exit(self, *extra, timeout=20):
@@ -99,9 +76,7 @@ class Node(object):
     def kill9(self):
         """A process crash: nothing unwritten survives, but the kernel keeps
         what was written."""
-        self.srv.proc.send_signal(signal.SIGKILL)
-        self.srv.proc.wait(timeout=10)
-        self.srv.stop()
+        self.srv.kill()
 
     def power_loss(self):
         """A machine crash: DEBUG POWERLOSS cuts the log to what was fsynced

@@ -351,12 +351,22 @@ def _kill_leftovers():
 
 
 class ServerProcess(object):
-    """A server binary running on a free port until stop()."""
+    """A server binary running on a free port until stop().
 
-    def __init__(self, name, argv_for_port, workdir):
+    The one way the Python tests start servers (latch and redis-server alike;
+    durable.Node restarts latch through it too). `argv_for_port(port)` gives
+    the command line for a port; `env` the environment (None: inherited).
+    start() retries on a fresh port when the server exits or stays silent,
+    since another process may take a free port before the server binds it.
+    Output goes to <workdir>/<name>.log. The C++ tools and tests use
+    tools/launch/server_process.h, the same design.
+    """
+
+    def __init__(self, name, argv_for_port, workdir, env=None):
         self.name = name
         self.workdir = workdir
         self._argv_for_port = argv_for_port
+        self.env = env
         self.proc = None
         self.port = None
         self.log_path = os.path.join(workdir, name + ".log")
@@ -368,7 +378,8 @@ class ServerProcess(object):
             argv = self._argv_for_port(port)
             self.log = open(self.log_path, "ab")
             self.proc = subprocess.Popen(argv, stdout=self.log, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, cwd=self.workdir)
+                                         stdin=subprocess.DEVNULL, cwd=self.workdir,
+                                         env=self.env)
             self.argv = argv
             self.port = port
             _running.add(self)
@@ -408,6 +419,20 @@ class ServerProcess(object):
                 return f.read().decode("utf-8", "replace")[-4000:]
         except OSError:
             return ""
+
+    def kill(self):
+        """SIGKILL (a crash; works on a paused process too), then reap."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+        self.stop()
+
+    def pause(self):
+        """SIGSTOP: it keeps its port and connections but answers nothing."""
+        self.proc.send_signal(signal.SIGSTOP)
+
+    def resume(self):
+        self.proc.send_signal(signal.SIGCONT)
 
     def stop(self):
         """SIGTERM (a clean shutdown), then SIGKILL if it is still running."""

@@ -6,6 +6,7 @@ import os
 import re
 import signal
 import subprocess
+import threading
 import time
 
 import pytest
@@ -192,8 +193,8 @@ def test_command_not_found_127_not_executable_126(nodes, key, tmp_path):
 
 
 def test_lock_loss_stops_the_command_with_sigterm_and_exits_76(own_nodes, key, tmp_path):
-    """A majority stops answering (SIGSTOP): renewals time out, the lock is
-    lost when its validity ends, and the command gets SIGTERM at once."""
+    """A majority stops answering (SIGSTOP): renewals time out, and the
+    command gets SIGTERM early enough to be gone before the validity ends."""
     out = tmp_path / "out"
     script = 'trap "echo TERM >> {o}; exit 0" TERM; echo started >> {o}; ' \
              'while :; do sleep 0.05; done'.format(o=out)
@@ -212,7 +213,7 @@ def test_lock_loss_stops_the_command_with_sigterm_and_exits_76(own_nodes, key, t
         own_nodes[0].proc.send_signal(signal.SIGCONT)
         own_nodes[1].proc.send_signal(signal.SIGCONT)
     assert proc.returncode == EXIT_LOST, err
-    assert "lost" in err and "validity ended" in err
+    assert "lost" in err and "validity ends in" in err
     assert out.read_text() == "started\nTERM\n"
     assert time.monotonic() - start < 15
 
@@ -321,3 +322,115 @@ def test_quarantined_nodes_make_it_busy_not_unreachable(server_factory, key):
     p = redlock("--nodes", node_list(q), "--key", key, "--ttl", "2s", "--", "true")
     assert p.returncode == EXIT_NOT_ACQUIRED
     assert "3 in restart quarantine" in p.stderr
+
+
+# A command that will not stop by itself: it ignores SIGTERM (the ignore is
+# inherited by anything it starts), writes its pid, then a heartbeat (the
+# monotonic clock, which every process shares) every 20 ms until killed.
+STUBBORN = r"""
+import os, signal, sys, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+with open(sys.argv[1] + ".tmp", "w") as f:
+    f.write(str(os.getpid()))
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+while True:
+    with open(sys.argv[2], "a") as f:
+        f.write("%.6f\n" % time.monotonic())
+    time.sleep(0.02)
+"""
+
+
+def heartbeats(path):
+    return [float(x) for x in path.read_text().split()]
+
+
+def watch_death(pid):
+    """Notes the moment `pid` stops running (a zombie has stopped), polling
+    /proc every 5 ms from a thread; returns (thread, dict with "at")."""
+    seen = {}
+
+    def run():
+        while True:
+            try:
+                with open("/proc/%d/stat" % pid) as f:
+                    state = f.read().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                state = "gone"
+            if state in ("Z", "X", "gone"):
+                seen["at"] = time.monotonic()
+                return
+            time.sleep(0.005)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    return t, seen
+
+
+@pytest.mark.parametrize("fault", ["pause", "kill"])
+def test_a_command_ignoring_sigterm_is_dead_before_the_lease_ends(own_nodes, key, tmp_path,
+                                                                  fault):
+    """Issue 14, item 10. Renewals fail (a majority paused or killed) and the
+    command ignores SIGTERM: it must be dead (SIGKILL included) before the
+    lock's validity ends, not --kill-after (3 s by default) later, when the
+    next holder may already be working."""
+    pidfile, beats = tmp_path / "pid", tmp_path / "beats"
+    ttl = 4.0
+    proc = subprocess.Popen([binary(), "--nodes", node_list(own_nodes), "--key", key,
+                             "--ttl", "%gs" % ttl, "--", "/usr/bin/python3", "-c", STUBBORN,
+                             str(pidfile), str(beats)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert lt.wait_for(pidfile.exists, 10)
+    child = int(pidfile.read_text())
+    watcher, death = watch_death(child)
+    # Every grant or renewal the client can count on was made before this
+    # moment, so the lock's validity ends before fault_at + ttl.
+    fault_at = time.monotonic()
+    for n in own_nodes[:2]:
+        if fault == "pause":
+            n.pause()
+        else:
+            n.kill()
+    validity_bound = fault_at + ttl
+    try:
+        _, err = proc.communicate(timeout=30)
+    finally:
+        for n in own_nodes[:2]:
+            if n.alive():
+                n.resume()
+    assert proc.returncode == EXIT_LOST, err
+    assert "SIGTERM" in err and "SIGKILL" in err, err
+    # The command is gone, and it was gone before the validity ended: it
+    # stopped running (became a zombie) and wrote its last heartbeat before.
+    watcher.join(timeout=10)
+    with pytest.raises(ProcessLookupError):
+        os.kill(child, 0)
+    assert death["at"] < validity_bound, (death["at"] - validity_bound, err)
+    assert heartbeats(beats)[-1] < validity_bound, err
+    # It was stopped late in the lease, not at once: renewals had their chance.
+    assert heartbeats(beats)[-1] > fault_at + ttl / 3, err
+
+
+def test_a_command_that_exits_after_the_lease_ended_is_a_loss(nodes, key, tmp_path):
+    """latch-redlock itself is frozen (SIGSTOP, as a VM pause or a debugger
+    would) while the command finishes its work after the lease ran out: the
+    lock could not be renewed meanwhile, so the command's work was not
+    protected to its end. That must not look like success."""
+    done = tmp_path / "done"
+    ttl = 1.0
+    proc = subprocess.Popen([binary(), "--nodes", node_list(nodes), "--key", key,
+                             "--ttl", "%gs" % ttl, "--", "sh", "-c",
+                             "sleep %g; touch %s" % (ttl * 1.5, done)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Freeze it as soon as it has acquired: the status shows the lock held.
+    assert lt.wait_for(lambda: redlock("status", "--nodes", node_list(nodes), "--key",
+                                       key).returncode == 0, 10)
+    proc.send_signal(signal.SIGSTOP)
+    try:
+        assert lt.wait_for(done.exists, 10)  # the command finished, after the lease
+        time.sleep(0.2)
+    finally:
+        proc.send_signal(signal.SIGCONT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == EXIT_LOST, err
+    assert "lost" in err and "after" in err, err
+    assert redlock("status", "--nodes", node_list(nodes), "--key", key).returncode == EXIT_NOT_HELD

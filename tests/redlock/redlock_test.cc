@@ -4,13 +4,9 @@
 #include "tools/redlock/redlock.h"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <signal.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -18,14 +14,16 @@
 #include <filesystem>
 #include <memory>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "protocol/request_writer.h"
 #include "common/unique_fd.h"
+#include "protocol/request_writer.h"
+#include "tools/launch/server_process.h"
 
 namespace latch {
 namespace {
@@ -36,19 +34,6 @@ using Clock = latch::LockClock;
 std::string ServerPath() {
   if (const char* b = std::getenv("LATCH_BUILD_DIR")) return std::string(b) + "/latch-server";
   return LATCH_SERVER_PATH;
-}
-
-uint16_t FreePort() {
-  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(a);
-  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
-      ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-    return 0;
-  }
-  return ntohs(a.sin_port);
 }
 
 // One request to one node, for setting up and checking state.
@@ -67,80 +52,47 @@ resp::Reply Command(uint16_t port, std::initializer_list<std::string_view> args)
 }
 
 // A latch-server on a free port with a fresh data directory (appendonly yes
-// in a fresh directory: no restart quarantine unless asked for).
+// in a fresh directory: no restart quarantine unless asked for), removed
+// with the server.
 class Server {
  public:
-  explicit Server(std::vector<std::string> extra = {}) {
-    char tmpl[] = "/tmp/latch-redlock-test.XXXXXX";
-    dir_ = ::mkdtemp(tmpl);
-    for (int tries = 0; tries < 5; ++tries) {
-      port_ = FreePort();
-      std::vector<std::string> args = {ServerPath(), "--port",     std::to_string(port_),
-                                       "--dir",      dir_,         "--appendonly",
-                                       "yes",        "--loglevel", "warning"};
-      args.insert(args.end(), extra.begin(), extra.end());
-      Spawn(args);
-      if (WaitReady()) return;
-      Kill();
+  explicit Server(std::vector<std::string> extra = {}) : server_(Spec(std::move(extra))) {
+    try {
+      server_.Start();
+    } catch (const launch::LaunchError& e) {
+      ADD_FAILURE() << e.what();
     }
-    ADD_FAILURE() << "latch-server did not start (" << ServerPath() << ")";
   }
   ~Server() {
-    Kill();
+    server_.Kill();
     std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
+    std::filesystem::remove_all(server_.dir(), ec);
   }
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
-  uint16_t port() const { return port_; }
-  Endpoint endpoint() const { return Endpoint{"127.0.0.1", port_}; }
-  void Pause() { ::kill(pid_, SIGSTOP); }
-  void Resume() { ::kill(pid_, SIGCONT); }
-  void Kill() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGCONT);
-    ::kill(pid_, SIGKILL);
-    int status;
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
-  }
-  resp::Reply Cmd(std::initializer_list<std::string_view> args) { return Command(port_, args); }
+  uint16_t port() const { return server_.port(); }
+  Endpoint endpoint() const { return Endpoint{"127.0.0.1", server_.port()}; }
+  void Pause() { server_.Pause(); }
+  void Resume() { server_.Resume(); }
+  resp::Reply Cmd(std::initializer_list<std::string_view> args) { return Command(port(), args); }
 
  private:
-  void Spawn(std::vector<std::string>& args) {
-    std::vector<char*> argv;
-    for (std::string& s : args) argv.push_back(s.data());
-    argv.push_back(nullptr);
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      int devnull = ::open("/dev/null", O_RDWR);
-      ::dup2(devnull, 0);
-      ::dup2(devnull, 1);
-      ::dup2(devnull, 2);
-      ::execv(argv[0], argv.data());
-      ::_exit(127);
-    }
-  }
-  bool WaitReady() {
-    auto until = Clock::now() + 10s;
-    while (Clock::now() < until) {
-      int status;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return false;
-      }
-      resp::Reply r = Command(port_, {"PING"});
-      if (r.str == "PONG" || (r.is_error() && r.str.rfind("test:", 0) != 0)) return true;
-      std::this_thread::sleep_for(5ms);
-    }
-    return false;
+  static launch::ServerSpec Spec(std::vector<std::string> extra) {
+    char tmpl[] = "/tmp/latch-redlock-test.XXXXXX";
+    launch::ServerSpec spec;
+    spec.binary = ServerPath();
+    const char* dir = ::mkdtemp(tmpl);
+    if (dir == nullptr) throw std::runtime_error("mkdtemp failed");
+    spec.dir = dir;
+    spec.args = {"--appendonly", "yes", "--loglevel", "warning"};
+    spec.args.insert(spec.args.end(), extra.begin(), extra.end());
+    // Any answer to PING: with --requirepass it is -NOAUTH.
+    spec.ready = launch::ServerSpec::Ready::kAnswers;
+    return spec;
   }
 
-  std::string dir_;
-  uint16_t port_ = 0;
-  pid_t pid_ = -1;
+  launch::ServerProcess server_;
 };
 
 // A node that is not a latch server: it answers every request with
@@ -213,7 +165,7 @@ struct Cluster {
 
 // An endpoint where nothing listens: connection refused at once.
 Endpoint DeadEndpoint() {
-  return Endpoint{"127.0.0.1", FreePort()};
+  return Endpoint{"127.0.0.1", launch::FreePort()};
 }
 
 // Options for tests: a node timeout generous enough that a healthy node on
@@ -631,6 +583,23 @@ TEST(Watchdog, KeepsTheLockAliveWhileHeld) {
   }
   EXPECT_FALSE(lost);
   EXPECT_TRUE(r.lock->release());
+}
+
+TEST(Watchdog, StoppedAtOnceReportsNoLoss) {
+  // A command that exits at once stops the watchdog before its thread has
+  // run: that is not a loss (latch-redlock would exit 76 for `true`).
+  Cluster c(1);
+  RedLock rl(c.endpoints(), Opts());
+  AcquireResult r = rl.acquire("k", 10000ms);
+  ASSERT_TRUE(r);
+  int reports = 0;
+  for (int i = 0; i < 200; ++i) {
+    Watchdog dog(*r.lock, [&](const LossReport&) { ++reports; });
+    dog.Stop();
+  }
+  EXPECT_EQ(reports, 0);
+  EXPECT_FALSE(r.lock->lost());
+  EXPECT_TRUE(r.lock->held());
 }
 
 TEST(Watchdog, ReportsTheLossWhenTheValidityEnds) {

@@ -1,5 +1,7 @@
 #include "tools/redlock/cli_args.h"
 
+#include <getopt.h>
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -46,6 +48,23 @@ std::string FormatDuration(std::chrono::milliseconds d) {
                   static_cast<long long>((ms % 60'000) / 1000));
   }
   return buf;
+}
+
+std::string GetoptErrorMessage(int result, char* const argv[]) {
+  // getopt has moved optind past the word it refused, except inside a
+  // cluster of short options ("-vx"), where optopt names the character.
+  std::string word = optind > 0 ? argv[optind - 1] : "";
+  const bool long_form = word.rfind("--", 0) == 0;
+  const bool has_value = word.find('=') != std::string::npos;
+  const bool short_char = optopt > 0 && optopt < 256;
+  if (!long_form || (result == '?' && short_char && !has_value)) {
+    word = std::string("-") + static_cast<char>(optopt);
+  } else {
+    word = word.substr(0, word.find('='));
+  }
+  if (result == ':') return "option " + word + " needs a value";
+  if (optopt != 0 && long_form && has_value) return "option " + word + " takes no value";
+  return "unknown option " + word;
 }
 
 }  // namespace latch

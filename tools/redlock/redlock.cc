@@ -502,7 +502,11 @@ void Watchdog::Run() {
   auto next = lock_.acquired_at() + period;
   std::string reason;
   std::unique_lock<std::mutex> lk(mu_);
-  while (!stop_) {
+  // Leaving this loop means the lock is lost; Stop() returns from inside it
+  // instead, so a watchdog stopped early (even before its first turn) never
+  // reports a loss that did not happen.
+  while (true) {
+    if (stop_) return;
     const auto end = lock_.validity_end();
     // Wake for the next renewal, or at the very moment the validity ends.
     cv_.wait_until(lk, std::min(next, end), [&] { return stop_; });

@@ -1,0 +1,100 @@
+// latch-chaos's shared vocabulary: the options of a run (parsed in
+// options.cc), the one clock every timestamp is taken on, the exit statuses,
+// and how a run ends early.
+//
+// The whole harness is one process (servers aside), so a single monotonic
+// clock orders every event: grants and releases in the workers, faults in
+// the main thread, restarts in the cluster. That is what lets the checker
+// compare intervals from different threads without any clock skew, and the
+// clock is the RedLock library's own (CLOCK_BOOTTIME), so a hold's validity
+// and the harness's timestamps are directly comparable.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "tools/redlock/redlock.h"
+
+namespace latch::chaos {
+
+using Clock = latch::LockClock;
+using latch::Millis;
+
+// Exit statuses: tests and scripts tell "unsafe" from "broken harness".
+constexpr int kExitOk = 0;          // no violation
+constexpr int kExitViolations = 1;  // mutual exclusion was broken at least once
+constexpr int kExitHarness = 2;     // bad options, a server that would not start, SIGINT
+
+// The one key every worker competes for.
+constexpr const char* kKey = "latch-chaos:lock";
+
+struct Options {
+  int nodes = 5;
+  int workers = 8;
+  Millis duration{30'000};
+  uint64_t seed = 1;
+  std::string quarantine = "auto";
+  std::string appendfsync = "everysec";
+  std::string appendonly = "yes";
+  Millis ttl{1000};  // the lock's TTL, and the servers' max-lock-ttl
+  std::string timeline;
+  std::string server;
+  bool keep = false;
+  bool verbose = false;
+  bool schedule_only = false;
+};
+
+// Parses the command line (options.cc). --help prints the usage and exits 0;
+// a bad option prints a message and the usage and exits kExitHarness.
+Options ParseOptions(int argc, char** argv);
+
+// Something in the harness failed (not the system under test): exit 2.
+struct HarnessError {
+  std::string message;
+};
+
+// Set by SIGINT/SIGTERM (and by a harness error, to stop the workers): every
+// loop checks it, so the run ends early but cleanly, servers included.
+inline std::atomic<bool> g_interrupted{false};
+
+inline double Secs(Clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+// printf into a std::string (the compiler checks the format): the report,
+// the verbose log and the SVG are all built this way.
+__attribute__((format(printf, 2, 0))) inline void VAppendf(std::string& out, const char* fmt,
+                                                           va_list ap) {
+  va_list again;
+  va_copy(again, ap);
+  int n = std::vsnprintf(nullptr, 0, fmt, ap);
+  if (n > 0) {
+    size_t at = out.size();
+    out.resize(at + static_cast<size_t>(n) + 1);
+    std::vsnprintf(out.data() + at, static_cast<size_t>(n) + 1, fmt, again);
+    out.resize(at + static_cast<size_t>(n));
+  }
+  va_end(again);
+}
+
+__attribute__((format(printf, 2, 3))) inline void Appendf(std::string& out, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  VAppendf(out, fmt, ap);
+  va_end(ap);
+}
+
+__attribute__((format(printf, 1, 2))) inline std::string Format(const char* fmt, ...) {
+  std::string out;
+  va_list ap;
+  va_start(ap, fmt);
+  VAppendf(out, fmt, ap);
+  va_end(ap);
+  return out;
+}
+
+}  // namespace latch::chaos

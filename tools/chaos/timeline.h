@@ -1,0 +1,43 @@
+// What a run leaves behind for people: the text report (counts, each
+// violation with the fault most likely to blame) and the timeline, an SVG
+// picture with a lane per worker and per node.
+//
+// A violation is a claim about two intervals on one clock; a picture makes
+// it checkable at a glance: the two holds in red, one above the other, the
+// dashed line of the majority power loss just before, the nodes that came
+// back without quarantine. The report says the same in words, and its last
+// line (printed by main) is always "violations: N", which is what tests and
+// scripts read.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tools/chaos/chaos.h"
+#include "tools/chaos/checker.h"
+#include "tools/chaos/cluster.h"
+#include "tools/chaos/workers.h"
+
+namespace latch::chaos {
+
+// Everything a finished run leaves for the report and the picture.
+struct RunRecord {
+  Clock::time_point t0;     // the workers started: time zero of both
+  Clock::time_point t_end;  // the workers stopped
+  std::vector<Hold> holds;
+  std::vector<Violation> violations;  // pointing into holds
+  std::vector<FaultRecord> faults;    // as inflicted, in order
+  std::vector<NodeEvent> events;
+  WorkerStats stats;
+  int restarts = 0;
+  int quarantines = 0;
+  int torn_tails_cut = 0;
+};
+
+// The report's counts and one line per violation (stdout).
+void PrintReport(const Options& o, const RunRecord& run);
+
+// The SVG timeline; throws HarnessError when the file cannot be written.
+void WriteTimeline(const std::string& path, const Options& o, const RunRecord& run);
+
+}  // namespace latch::chaos
