@@ -104,6 +104,13 @@ void Debug(CommandContext& ctx) {
       ctx.reply.Error(kSyntaxError);
       return;
     }
+    if (auto ms = ParseInt64(ctx.argv[3]); ms && *ms >= 0 && *ms <= 60000) {
+      // A number: a slow disk, each operation delayed by that many ms.
+      IoFaults::ArmDelay(op, static_cast<int>(*ms));
+      log::Warning("DEBUG FAULT-IO: {} now takes {} ms longer", std::string(target), *ms);
+      ctx.reply.Ok();
+      return;
+    }
     int err = IsWord(ctx.argv[3], "OFF") ? 0 : ErrnoByName(ctx.argv[3]);
     if (err == 0 && !IsWord(ctx.argv[3], "OFF")) {
       ctx.reply.Error("ERR DEBUG FAULT-IO: unknown error (ENOSPC, EIO, EDQUOT, EROFS or OFF)");
@@ -124,6 +131,8 @@ void Debug(CommandContext& ctx) {
         "    Stop the server for <seconds> (decimals allowed).",
         "FAULT-IO <log-write|log-fsync|state-write> <ENOSPC|EIO|EDQUOT|EROFS|OFF>",
         "    Make that disk operation fail with that error until cleared (FAULT-IO OFF).",
+        "FAULT-IO <log-write|log-fsync|state-write> <milliseconds>",
+        "    Make that disk operation that much slower (0: normal speed).",
         "HELP",
         "    Print this help.",
     };
