@@ -12,6 +12,7 @@
 // record written under another id says nothing about elapsed time.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -29,6 +30,9 @@ class Clock {
   int64_t WallMs() const { return WallUs() / 1000; }
   // Which boot clock MonoMs() reads (no spaces).
   virtual std::string Id() const = 0;
+  // Tests: shifts the wall clock by `ms` from the real one (a step). False
+  // where not supported.
+  virtual bool SetWallOffsetMs(int64_t) { return false; }
 };
 
 // CLOCK_BOOTTIME and CLOCK_REALTIME. The test knobs (debug-wall-offset-ms,
@@ -40,10 +44,14 @@ class SystemClock final : public Clock {
   int64_t WallUs() const override;
   std::string Id() const override;
   void set_wall_offset_ms(int64_t ms) { wall_offset_us_ = ms * 1000; }
+  bool SetWallOffsetMs(int64_t ms) override {
+    set_wall_offset_ms(ms);
+    return true;
+  }
   void set_id_override(std::string id) { id_override_ = std::move(id); }
 
  private:
-  int64_t wall_offset_us_ = 0;
+  std::atomic<int64_t> wall_offset_us_{0};
   std::string id_override_;
 };
 

@@ -32,6 +32,8 @@ class ServerControl {
 
   virtual Stats& stats() = 0;
   virtual const Clock& clock() const = 0;
+  // DEBUG WALLCLOCK: the wall clock runs `ms` away from the real one.
+  virtual bool SetWallOffsetMs(int64_t ms) = 0;
   // Every open session, newest first.
   virtual void ForEachSession(const std::function<void(Session&)>& f) = 0;
   virtual WatchRegistry& watches() = 0;

@@ -245,6 +245,22 @@ bool Keyspace::RehashStep(int buckets) {
   return rehashing();
 }
 
+size_t Keyspace::EraseExpired(int64_t now) {
+  size_t erased = 0;
+  for (size_t i = 0; i < ttl_index_.size();) {
+    Entry* e = ttl_index_[i];
+    if (now > e->deadline) {
+      // The last entry of the index moves into slot i: look at it next.
+      Unlink(Locate(e->key(), Hash(e->key())));
+      ++erased;
+    } else {
+      ++i;
+    }
+  }
+  if (erased > 0) MaybeResize();
+  return erased;
+}
+
 size_t Keyspace::ActiveExpireCycle(int64_t now, int64_t budget_us) {
   // Sweeps the TTL index with a cursor that persists across cycles, so every
   // key with a TTL is checked within a bounded number of cycles (a random

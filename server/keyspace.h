@@ -97,6 +97,11 @@ class Keyspace {
   // microseconds of work. Returns the number deleted. `now` is monotonic ms.
   size_t ActiveExpireCycle(int64_t now, int64_t budget_us);
 
+  // Removes every key whose deadline has passed (now > deadline), without
+  // telling the expiry listener (the end of a replay: the log already says
+  // what these keys were). Returns how many.
+  size_t EraseExpired(int64_t now);
+
   // Moves some buckets of an ongoing rehash; called from the server's timer
   // so an idle server finishes resizing. Returns true while work remains.
   bool RehashStep(int buckets);

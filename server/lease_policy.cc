@@ -87,8 +87,9 @@ void LeasePolicy::Begin(int64_t now, bool log_exists) {
   bool unknown = false;  // lost, and no record says for how long
   std::string why;
   if (!state_exists && !log_exists) {
-    why = "a data directory latch never used: no lock was ever granted from it (a node whose "
-          "storage can vanish must run with quarantine always)";
+    why =
+        "a fresh data directory, never used by latch: no lock was ever granted from it (a "
+        "node whose storage can vanish must run with quarantine always)";
   } else if (!state_exists) {
     lost = unknown = true;
     why = "the log exists but the state record latch.state is missing";
@@ -106,17 +107,20 @@ void LeasePolicy::Begin(int64_t now, bool log_exists) {
     why = "the log of the previous run is missing";
   } else if (!same_clock) {
     lost = true;
-    why = "restarted on another clock (a reboot, another host or time namespace): no time is "
-          "assumed to have passed since the previous run's last record";
+    why =
+        "restarted on another clock (a reboot, another host or time namespace): no time is "
+        "assumed to have passed since the previous run's last record";
   } else if (prev->clean) {
     why = "the previous run shut down cleanly and its log was fully synced";
   } else if (prev->fsync_always) {
-    why = "the previous run crashed, but with appendfsync always every acknowledged write was on "
-          "disk, and the log replayed without loss";
+    why =
+        "the previous run crashed, but with appendfsync always every acknowledged write was on "
+        "disk, and the log replayed without loss";
   } else {
     lost = true;
-    why = "the previous run crashed with appendfsync everysec or no (or an fsync failed): "
-          "acknowledged locks may have been lost";
+    why =
+        "the previous run crashed with appendfsync everysec or no (or an fsync failed): "
+        "acknowledged locks may have been lost";
   }
 
   // Until when must this run grant nothing?
@@ -257,10 +261,9 @@ std::optional<int64_t> LeasePolicy::durable_horizon() const {
 }
 
 std::string LeasePolicy::RefusalText(int64_t now) const {
-  std::string how_long =
-      quarantine_end_ == kForever
-          ? "until an operator ends it (CONFIG SET quarantine never)"
-          : "for another " + Ms(remaining_ms(now));
+  std::string how_long = quarantine_end_ == kForever
+                             ? "until an operator ends it (CONFIG SET quarantine never)"
+                             : "for another " + Ms(remaining_ms(now));
   return "QUARANTINE latch restarted and may have forgotten locks it granted (" + reason_ +
          "). It grants, renews and extends no lock " + how_long + "; reads and releases (GET, " +
          releases_ + ") are allowed.";
@@ -269,8 +272,8 @@ std::string LeasePolicy::RefusalText(int64_t now) const {
 std::optional<std::string> LeasePolicy::CheckTtl(int64_t ttl_ms) const {
   int64_t cap = config_.max_lock_ttl;
   if (cap <= 0 || ttl_ms <= cap) return std::nullopt;
-  return "ERR TTL " + std::to_string(ttl_ms) + " ms exceeds max-lock-ttl (" +
-         std::to_string(cap) + " ms)";
+  return "ERR TTL " + std::to_string(ttl_ms) + " ms exceeds max-lock-ttl (" + std::to_string(cap) +
+         " ms)";
 }
 
 std::optional<std::string> LeasePolicy::Admit(int64_t deadline, int64_t now) {

@@ -33,10 +33,9 @@ Replay::State Replay::Step(ReplayClock& clock, int64_t budget_us) {
   const std::string& path = config_.appendfilename;
   // Check the clock every 256 units: reading it costs more than a record.
   for (uint32_t n = 0;; ++n) {
-    if ((n & 255) == 255 &&
-        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
-                                                              start)
-                .count() >= budget_us) {
+    if ((n & 255) == 255 && std::chrono::duration_cast<std::chrono::microseconds>(
+                                std::chrono::steady_clock::now() - start)
+                                    .count() >= budget_us) {
       return State::kMore;
     }
     switch (reader_->Next()) {
@@ -45,20 +44,23 @@ Replay::State Replay::Step(ReplayClock& clock, int64_t budget_us) {
         continue;
       case aof::Reader::Status::kEnd:
         fd_.reset();
+        store_.FinishReplay(clock);
         return State::kDone;
       case aof::Reader::Status::kTruncated:
-        return Truncated();
+        return Truncated(clock);
       case aof::Reader::Status::kCorrupt: {
+        store_.FinishReplay(clock);
         uint64_t at = reader_->safe_offset();
         error_ = "Bad file format reading the append only file '" + path + "' at offset " +
                  std::to_string(at) + ": " + reader_->error() +
                  ". latch did not start and did not change the file. Keep a copy of it, then "
                  "repair it with: latch-check-aof --fix " +
-                 path + " (it cuts the log at the last valid record, offset " +
-                 std::to_string(at) + ", and keeps a backup).";
+                 path + " (it cuts the log at the last valid record, offset " + std::to_string(at) +
+                 ", and keeps a backup).";
         return State::kFailed;
       }
       case aof::Reader::Status::kIoError:
+        store_.FinishReplay(clock);
         error_ = "Error reading the append only file '" + path + "' after offset " +
                  std::to_string(reader_->safe_offset()) + ": " + reader_->error();
         return State::kFailed;
@@ -66,7 +68,7 @@ Replay::State Replay::Step(ReplayClock& clock, int64_t budget_us) {
   }
 }
 
-Replay::State Replay::Truncated() {
+Replay::State Replay::Truncated(ReplayClock& clock) {
   fd_.reset();
   const std::string& path = config_.appendfilename;
   uint64_t at = reader_->safe_offset();
@@ -88,6 +90,7 @@ Replay::State Replay::Truncated() {
     return State::kFailed;
   }
   truncated_at_ = static_cast<int64_t>(at);
+  store_.FinishReplay(clock);
   log::Warning(
       "!!! Warning: short read while loading the append only file '{}': the last record, at "
       "offset {}, is incomplete ({} bytes; probably a crash mid-write). It was cut off and the "

@@ -49,7 +49,7 @@ class Replay {
   int64_t truncated_at() const { return truncated_at_; }
 
  private:
-  State Truncated();
+  State Truncated(ReplayClock& clock);
 
   const Config& config_;
   Store& store_;

@@ -90,6 +90,7 @@ class Server final : public ServerControl {
   std::optional<std::string> Reconfigure(const Config& updated, uint32_t effects) override;
   Stats& stats() override { return stats_; }
   const Clock& clock() const override { return *clock_; }
+  bool SetWallOffsetMs(int64_t ms) override { return clock_->SetWallOffsetMs(ms); }
   void ForEachSession(const std::function<void(Session&)>& f) override;
   WatchRegistry& watches() override { return watches_; }
   void AddMonitor(Session& s) override;

@@ -4,6 +4,16 @@
 
 namespace latch {
 
+namespace {
+
+// 0 means "no lease" in the keyspace; an instant that long past is as good
+// as any other past one.
+int64_t NonZero(int64_t deadline) {
+  return deadline == kNoDeadline ? -1 : deadline;
+}
+
+}  // namespace
+
 int64_t ReplayClock::Deadline(int64_t unix_ms) {
   if (have_mark && mark.clock_id == clock_id) {
     // Written on this very clock: the boot-clock deadline it was converted
@@ -125,29 +135,19 @@ void Store::Replay(const aof::Record& r, ReplayClock& clock) {
       clock.mark = r.clock;
       return;
     case aof::Op::kSet: {
-      Lease lease = Lease::None();
-      if (r.unix_ms != 0) lease = Lease::Until(clock.Deadline(r.unix_ms));
-      if (lease.kind == Lease::kUntil && lease.deadline <= clock.now.mono) {
-        // Expired while the server was down: the key is gone.
-        keys_.Erase(r.key);
-        ++clock.expired;
-        return;
-      }
-      keys_.Set(r.key, r.value, lease.kind == Lease::kUntil ? lease.deadline : kNoDeadline);
+      // A lease that has ended since is still applied: a later record may
+      // extend it or remove its end (PERSIST), exactly as it did live.
+      // FinishReplay() drops what is expired once every record is in.
+      int64_t deadline = r.unix_ms != 0 ? NonZero(clock.Deadline(r.unix_ms)) : kNoDeadline;
+      keys_.Set(r.key, r.value, deadline);
       return;
     }
     case aof::Op::kDel:
       for (std::string_view k : r.keys) keys_.Erase(k);
       return;
-    case aof::Op::kPExpireAt: {
-      int64_t d = clock.Deadline(r.unix_ms);
-      if (d <= clock.now.mono) {
-        if (keys_.Erase(r.key)) ++clock.expired;
-      } else {
-        keys_.SetDeadline(r.key, d);
-      }
+    case aof::Op::kPExpireAt:
+      keys_.SetDeadline(r.key, NonZero(clock.Deadline(r.unix_ms)));
       return;
-    }
     case aof::Op::kPersist:
       keys_.SetDeadline(r.key, kNoDeadline);
       return;
@@ -159,6 +159,12 @@ void Store::Replay(const aof::Record& r, ReplayClock& clock) {
     case aof::Op::kExec:
       return;
   }
+}
+
+size_t Store::FinishReplay(ReplayClock& clock) {
+  size_t n = keys_.EraseExpired(clock.now.mono);
+  clock.expired += n;
+  return n;
 }
 
 bool Store::WriteSnapshot(aof::Batch& out, const std::function<bool()>& drain,

@@ -134,8 +134,12 @@ class Store {
   bool RehashStep(int buckets) { return keys_.RehashStep(buckets); }
 
   // ---- the log's other readers
-  // Applies one replayed record (the log is off meanwhile).
+  // Applies one replayed record (the log is off meanwhile). A lease that
+  // has ended since is applied anyway (a later record may extend it, or
+  // PERSIST it, as happened live); FinishReplay() then drops every key whose
+  // lease has ended, and counts them.
   void Replay(const aof::Record& record, ReplayClock& clock);
+  size_t FinishReplay(ReplayClock& clock);
   // The live dataset as records, for a rewrite: a clock annotation, then one
   // `SET key value [PXAT t]` per live key. Runs in the rewrite's child.
   bool WriteSnapshot(aof::Batch& out, const std::function<bool()>& drain,

@@ -79,6 +79,22 @@ void Debug(CommandContext& ctx) {
     ctx.reply.Ok();
     return;
   }
+  if (IsWord(sub, "WALLCLOCK") && ctx.argv.size() == 3) {
+    // DEBUG WALLCLOCK <ms>: the wall clock now runs that far from the real
+    // one, as after an operator's or NTP's step. Leases must not notice.
+    auto ms = ParseInt64(ctx.argv[2]);
+    if (!ms || *ms < -(int64_t{1} << 50) || *ms > (int64_t{1} << 50)) {
+      ctx.reply.Error(kNotInteger);
+      return;
+    }
+    if (!ctx.control().SetWallOffsetMs(*ms)) {
+      ctx.reply.Error("ERR this server's clock cannot be shifted");
+      return;
+    }
+    log::Warning("DEBUG WALLCLOCK: the wall clock is now {} ms from the real one", *ms);
+    ctx.reply.Ok();
+    return;
+  }
   if (IsWord(sub, "FAULT-IO") && (ctx.argv.size() == 3 || ctx.argv.size() == 4)) {
     // DEBUG FAULT-IO <log-write|log-fsync|state-write> <ENOSPC|EIO|EDQUOT|EROFS>
     // DEBUG FAULT-IO <target> OFF  |  DEBUG FAULT-IO OFF
@@ -97,7 +113,8 @@ void Debug(CommandContext& ctx) {
     } else if (IsWord(target, "state-write")) {
       op = IoOp::kStateWrite;
     } else {
-      ctx.reply.Error("ERR DEBUG FAULT-IO: unknown target (log-write, log-fsync, state-write, OFF)");
+      ctx.reply.Error(
+          "ERR DEBUG FAULT-IO: unknown target (log-write, log-fsync, state-write, OFF)");
       return;
     }
     if (ctx.argv.size() != 4) {
@@ -133,6 +150,8 @@ void Debug(CommandContext& ctx) {
         "    Make that disk operation fail with that error until cleared (FAULT-IO OFF).",
         "FAULT-IO <log-write|log-fsync|state-write> <milliseconds>",
         "    Make that disk operation that much slower (0: normal speed).",
+        "WALLCLOCK <milliseconds>",
+        "    Run the wall clock that far from the real one (a clock step; 0: back).",
         "HELP",
         "    Print this help.",
     };
@@ -161,7 +180,6 @@ void Shutdown(CommandContext& ctx) {
   ctx.control().RequestShutdown();
 }
 
-
 // ---------------------------------------------------------------- registration
 
 void RegisterServer(CommandRegistry& r) {
@@ -170,27 +188,25 @@ void RegisterServer(CommandRegistry& r) {
     return Doc{std::move(summary), std::move(since), "server", std::move(complexity)};
   };
   r.Add(Cmd("time", 1, kCmdLoading | kCmdStale | kFast, Time, {"fast"},
-                  srv("Return the current server time", "2.6.0")));
+            srv("Return the current server time", "2.6.0")));
   r.Add(Cmd("info", -1, kCmdLoading | kCmdStale | kCmdSentinel, Info, {"slow", "dangerous"},
-                  srv("Get information and statistics about the server", "1.0.0"),
-                  {Optional(Multiple(Str("section")))}));
+            srv("Get information and statistics about the server", "1.0.0"),
+            {Optional(Multiple(Str("section")))}));
   r.Add(Cmd("bgrewriteaof", 1, kCmdAdmin | kCmdNoScript, BgRewriteAof,
-                  {"admin", "slow", "dangerous"},
-                  srv("Asynchronously rewrite the append-only file", "1.0.0")));
+            {"admin", "slow", "dangerous"},
+            srv("Asynchronously rewrite the append-only file", "1.0.0")));
   r.Add(Cmd("debug", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, Debug,
-                  {"admin", "slow", "dangerous"},
-                  srv("Fault injection for tests (enable-debug-command)", "1.0.0"),
-                  {Str("subcommand"), Optional(Multiple(Str("arg")))}));
-  r.Add(
-      Cmd("shutdown", -1,
-          kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale | kCmdNoMulti | kCmdSentinel |
-              kCmdAllowBusy,
-          Shutdown, {"admin", "slow", "dangerous"},
-          srv("Synchronously flush the log to disk and then shut down the server", "1.0.0",
-              "O(N) when saving, where N is the total number of keys"),
-          {Optional(OneOf("nosave-save", {Token("nosave", "NOSAVE"), Token("save", "SAVE")})),
-           Optional(Token("now", "NOW"), "7.0.0"), Optional(Token("force", "FORCE"), "7.0.0")}));
-
+            {"admin", "slow", "dangerous"},
+            srv("Fault injection for tests (enable-debug-command)", "1.0.0"),
+            {Str("subcommand"), Optional(Multiple(Str("arg")))}));
+  r.Add(Cmd("shutdown", -1,
+            kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale | kCmdNoMulti | kCmdSentinel |
+                kCmdAllowBusy,
+            Shutdown, {"admin", "slow", "dangerous"},
+            srv("Synchronously flush the log to disk and then shut down the server", "1.0.0",
+                "O(N) when saving, where N is the total number of keys"),
+            {Optional(OneOf("nosave-save", {Token("nosave", "NOSAVE"), Token("save", "SAVE")})),
+             Optional(Token("now", "NOW"), "7.0.0"), Optional(Token("force", "FORCE"), "7.0.0")}));
 }
 
 }  // namespace latch::commands

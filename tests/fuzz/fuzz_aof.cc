@@ -92,6 +92,21 @@ struct Model {
   int64_t mark_offset = 0;
 };
 
+int64_t NonZero(int64_t d) {
+  return d == latch::kNoDeadline ? -1 : d;
+}
+
+// After the last record: every lease that has ended is gone.
+void Expire(Model& m, latch::TimeSnapshot now) {
+  for (auto it = m.keys.begin(); it != m.keys.end();) {
+    if (it->second.second != latch::kNoDeadline && now.mono > it->second.second) {
+      it = m.keys.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
 int64_t ModelDeadline(const Model& m, int64_t unix_ms, latch::TimeSnapshot now) {
   if (m.have_mark && m.mark_id == kClockId) return unix_ms - m.mark_offset;
   return now.MonoFromWall(unix_ms);  // no foreign bound in this target
@@ -106,14 +121,10 @@ void ApplyToModel(Model& m, const latch::aof::Record& r, latch::TimeSnapshot now
       m.mark_offset = r.clock.unix_ms - r.clock.boot_ms;
       return;
     case Op::kSet: {
+      // Ended leases stay until the end of the replay (a later record may
+      // extend them): Expire() below.
       int64_t deadline = latch::kNoDeadline;
-      if (r.unix_ms != 0) {
-        deadline = ModelDeadline(m, r.unix_ms, now);
-        if (deadline <= now.mono) {
-          m.keys.erase(std::string(r.key));
-          return;
-        }
-      }
+      if (r.unix_ms != 0) deadline = NonZero(ModelDeadline(m, r.unix_ms, now));
       m.keys[std::string(r.key)] = {std::string(r.value), deadline};
       return;
     }
@@ -122,13 +133,7 @@ void ApplyToModel(Model& m, const latch::aof::Record& r, latch::TimeSnapshot now
       return;
     case Op::kPExpireAt: {
       auto it = m.keys.find(r.key);
-      if (it == m.keys.end()) return;
-      int64_t d = ModelDeadline(m, r.unix_ms, now);
-      if (d <= now.mono) {
-        m.keys.erase(it);
-      } else {
-        it->second.second = d;
-      }
+      if (it != m.keys.end()) it->second.second = NonZero(ModelDeadline(m, r.unix_ms, now));
       return;
     }
     case Op::kPersist: {
@@ -149,9 +154,9 @@ void ApplyToModel(Model& m, const latch::aof::Record& r, latch::TimeSnapshot now
 // What the model concludes about a log.
 struct Verdict {
   enum { kEnd, kTruncated, kCorrupt } kind = kEnd;
-  size_t safe_offset = 0;     // end of the last complete unit
-  uint64_t units = 0;         // units with at least one record
-  uint64_t records = 0;       // records in complete units (annotations included)
+  size_t safe_offset = 0;  // end of the last complete unit
+  uint64_t units = 0;      // units with at least one record
+  uint64_t records = 0;    // records in complete units (annotations included)
 };
 
 // Frames the log with the format's rules, independently of aof::Reader.
@@ -293,6 +298,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // 1. The model.
   Model model;
   Verdict expected = Frame(log, model, now);
+  Expire(model, now);
 
   // 2. The reader, over the bytes in memory.
   {
@@ -343,7 +349,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Check(replay.error().find(where) != std::string::npos, "corruption reported elsewhere",
           replay.error());
   } else if (expected.kind == Verdict::kTruncated && !load_truncated) {
-    Check(state == latch::Replay::State::kFailed, "incomplete tail loaded with aof-load-truncated no");
+    Check(state == latch::Replay::State::kFailed,
+          "incomplete tail loaded with aof-load-truncated no");
     Check(replay.error().find(where) != std::string::npos, "tail reported elsewhere",
           replay.error());
   } else {

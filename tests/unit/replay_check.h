@@ -30,8 +30,8 @@ inline Snapshot LiveKeys(const Store& store, int64_t now) {
 
 // Replays `log` into a fresh Store on clock `clock_id` at `now`. Returns an
 // empty string when the log read cleanly to its end, else what stopped it.
-inline std::string ReplayInto(std::string_view log, const std::string& clock_id,
-                              TimeSnapshot now, Store* out) {
+inline std::string ReplayInto(std::string_view log, const std::string& clock_id, TimeSnapshot now,
+                              Store* out) {
   aof::Reader reader(log);
   ReplayClock clock;
   clock.clock_id = clock_id;
@@ -42,6 +42,7 @@ inline std::string ReplayInto(std::string_view log, const std::string& clock_id,
         for (const aof::Record& r : reader.records()) out->Replay(r, clock);
         continue;
       case aof::Reader::Status::kEnd:
+        out->FinishReplay(clock);
         return {};
       default:
         return "the log did not read cleanly at offset " + std::to_string(reader.safe_offset()) +

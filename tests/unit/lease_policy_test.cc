@@ -1,0 +1,233 @@
+// The lease policy in-process: the decision table at start-up (one row per
+// test), the horizon that every grant stays under, its cost (record writes
+// per grant), and the refusal when the record cannot be written. Each test
+// has a data directory of its own for latch.state. The integration tests
+// (test_lock_safety.py, test_quarantine.py) check the same rules end to end.
+#include "server/lease_policy.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "common/io_faults.h"
+#include "server/keyspace.h"
+
+namespace latch {
+namespace {
+
+class LeasePolicyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/latch-lease-policy-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    config_.appendonly = true;
+    config_.appendfsync = FsyncPolicy::kEverysec;
+  }
+  void TearDown() override {
+    IoFaults::ClearAll();
+    policy_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  std::string State() const { return (dir_ / "latch.state").string(); }
+
+  // A new run of the node: a new policy reading the previous record.
+  LeasePolicy& Run(int64_t now, bool log_exists, const std::string& clock = "boot-a") {
+    policy_.reset();
+    policy_ = std::make_unique<LeasePolicy>(config_, bio_, clock, "DEL, DELIFEQ, DELEX", State());
+    policy_->Begin(now, log_exists);
+    policy_->Start(now);
+    return *policy_;
+  }
+  // A crash: the record stays as the last write left it.
+  void Crash() {
+    bio_.Drain();
+    policy_.reset();
+  }
+  void Stop(int64_t now, bool log_clean = true) {
+    policy_->Shutdown(now, log_clean);
+    policy_.reset();
+  }
+  StateRecord Record() const {
+    std::ifstream in(State());
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto r = StateRecord::Parse(text);
+    EXPECT_TRUE(r.has_value()) << text;
+    return r.value_or(StateRecord{});
+  }
+
+  std::filesystem::path dir_;
+  Config config_;
+  BackgroundIo bio_;
+  std::unique_ptr<LeasePolicy> policy_;
+};
+
+TEST_F(LeasePolicyTest, AFreshDirectoryServesAtOnce) {
+  config_.appendonly = false;  // even without a log
+  LeasePolicy& p = Run(1000, false);
+  EXPECT_FALSE(p.quarantined(1000));
+  EXPECT_NE(p.reason().find("fresh data directory"), std::string::npos);
+  EXPECT_EQ(p.Admit(1000 + 30000, 1000), std::nullopt);
+  EXPECT_FALSE(Record().clean);  // "running" is on disk before any grant
+}
+
+TEST_F(LeasePolicyTest, ACleanStopWithALogDoesNotQuarantine) {
+  Run(1000, false).Admit(1000 + 30000, 1000);
+  Stop(2000);
+  EXPECT_TRUE(Record().clean);
+  EXPECT_FALSE(Run(3000, true).quarantined(3000));
+}
+
+TEST_F(LeasePolicyTest, ACrashUnderEverysecQuarantinesUntilTheHorizon) {
+  ASSERT_EQ(Run(1000, false).Admit(1000 + 30000, 1000), std::nullopt);
+  Crash();
+  LeasePolicy& p = Run(2000, true);
+  EXPECT_TRUE(p.quarantined(2000));
+  // The lease granted at 1000 for 30 s may be alive until 31000; the
+  // horizon adds at most its margin.
+  EXPECT_GE(p.remaining_ms(2000), 31000 - 2000);
+  EXPECT_LE(p.remaining_ms(2000), 31000 - 2000 + 10000);
+  auto refusal = p.Admit(kNoDeadline, 2000);
+  ASSERT_TRUE(refusal.has_value());
+  EXPECT_EQ(refusal->rfind("QUARANTINE ", 0), 0u) << *refusal;
+  EXPECT_NE(refusal->find("DEL, DELIFEQ, DELEX"), std::string::npos) << *refusal;
+  EXPECT_FALSE(p.quarantined(31000 + 10000));
+}
+
+TEST_F(LeasePolicyTest, ACrashUnderAlwaysThroughoutDoesNotQuarantine) {
+  config_.appendfsync = FsyncPolicy::kAlways;
+  Run(1000, false).Admit(1000 + 30000, 1000);
+  Crash();
+  EXPECT_FALSE(Run(2000, true).quarantined(2000));
+  // …unless the policy was relaxed during the run.
+  policy_->Admit(2000 + 30000, 2000);
+  config_.appendfsync = FsyncPolicy::kEverysec;
+  policy_->OnConfigChange(2000);
+  config_.appendfsync = FsyncPolicy::kAlways;
+  Crash();
+  EXPECT_TRUE(Run(3000, true).quarantined(3000));
+}
+
+TEST_F(LeasePolicyTest, AQuarantineContinuesThroughACleanRestart) {
+  Run(1000, false).Admit(1000 + 30000, 1000);
+  Crash();
+  int64_t end = 2000 + Run(2000, true).remaining_ms(2000);
+  Stop(3000);
+  LeasePolicy& p = Run(4000, true);
+  EXPECT_TRUE(p.quarantined(4000));
+  EXPECT_EQ(4000 + p.remaining_ms(4000), end);
+}
+
+TEST_F(LeasePolicyTest, AnotherClockAssumesNoTimePassed) {
+  Run(1000, false).Admit(1000 + 30000, 1000);
+  Stop(5000);  // clean, 26 s of the lease left
+  // Another boot: its clock reads 200, and nothing says how long ago 5000 was.
+  LeasePolicy& p = Run(200, true, "boot-b");
+  EXPECT_TRUE(p.quarantined(200));
+  EXPECT_GE(p.remaining_ms(200), 26000);
+  EXPECT_NE(p.reason().find("another clock"), std::string::npos);
+  EXPECT_GE(p.foreign_bound(), 200 + 26000);
+}
+
+TEST_F(LeasePolicyTest, AMissingOrDamagedRecordUsesTheFallback) {
+  Run(1000, false);
+  Stop(2000);
+  std::filesystem::remove(State());
+  config_.max_lock_ttl = 15000;
+  LeasePolicy& p = Run(3000, true);
+  EXPECT_TRUE(p.quarantined(3000));
+  EXPECT_EQ(p.remaining_ms(3000), 15000);
+  Stop(3000);
+  {
+    std::ofstream out(State());
+    out << "latch-state 2\nstatus clean\n";  // no checksum: damaged
+  }
+  config_.max_lock_ttl = 0;  // and no bound at all: until an operator ends it
+  LeasePolicy& q = Run(4000, true);
+  EXPECT_TRUE(q.quarantined(4000 + 10'000'000));
+  EXPECT_EQ(q.remaining_ms(4000), -1);
+  config_.quarantine = QuarantineMode::kNever;
+  q.OnConfigChange(4000);
+  EXPECT_FALSE(q.quarantined(4000));
+}
+
+TEST_F(LeasePolicyTest, QuarantineNeverRecordsWhatAutoWouldWaitFor) {
+  config_.quarantine = QuarantineMode::kNever;
+  Run(1000, false).Admit(1000 + 30000, 1000);
+  Crash();
+  EXPECT_FALSE(Run(2000, true).quarantined(2000));
+  Stop(2500);
+  config_.quarantine = QuarantineMode::kAuto;
+  EXPECT_TRUE(Run(3000, true).quarantined(3000));
+}
+
+TEST_F(LeasePolicyTest, WithACapAQuarantineNeverOutlastsIt) {
+  config_.max_lock_ttl = 5000;
+  Run(1000, false).Admit(1000 + 5000, 1000);
+  Crash();
+  LeasePolicy& p = Run(1500, true);
+  EXPECT_TRUE(p.quarantined(1500));
+  EXPECT_LE(p.remaining_ms(1500), 5000);
+}
+
+TEST_F(LeasePolicyTest, TheHorizonIsWrittenBeforeAnyGrantPassesItAndRarely) {
+  LeasePolicy& p = Run(1000, false);
+  uint64_t writes_at_start = p.horizon_writes_sync();
+  // 10,000 grants of 30 s, 10 ms apart, with the cron running as the server
+  // runs it (10 times a second): the background keeps the horizon ahead.
+  int64_t now = 1000;
+  for (int i = 0; i < 10000; ++i) {
+    now += 10;
+    ASSERT_EQ(p.Admit(now + 30000, now), std::nullopt);
+    ASSERT_GE(p.durable_horizon().value_or(0), now + 30000);  // on disk before the grant
+    if (i % 10 == 0) {
+      p.Cron(now);
+      bio_.Drain();
+    }
+  }
+  EXPECT_LE(p.horizon_writes_sync() - writes_at_start, 2u);
+  EXPECT_GE(p.horizon_writes_background(), 5u);
+  EXPECT_LE(p.horizon_writes_background(), 60u);
+  EXPECT_GE(Record().horizon.value_or(0), now + 30000);
+}
+
+TEST_F(LeasePolicyTest, ARecordThatCannotBeWrittenRefusesGrants) {
+  LeasePolicy& p = Run(1000, false);
+  ASSERT_EQ(p.Admit(1000 + 30000, 1000), std::nullopt);
+  IoFaults::Arm(IoOp::kStateWrite, ENOSPC);
+  // A grant past the recorded horizon needs a write: refused, and the
+  // horizon on disk (and in memory) stays where it was.
+  auto before = p.durable_horizon();
+  auto refusal = p.Admit(1000 + 3'600'000, 1000);
+  ASSERT_TRUE(refusal.has_value());
+  EXPECT_EQ(refusal->rfind("MISCONF ", 0), 0u) << *refusal;
+  EXPECT_EQ(p.durable_horizon(), before);
+  EXPECT_FALSE(p.record_ok());
+  // Every grant is refused until the record can be written again.
+  EXPECT_TRUE(p.Admit(1000 + 1000, 1000).has_value());
+  IoFaults::ClearAll();
+  p.Cron(3000);  // the retry
+  EXPECT_TRUE(p.record_ok());
+  EXPECT_EQ(p.Admit(3000 + 3'600'000, 3000), std::nullopt);
+}
+
+TEST_F(LeasePolicyTest, AStartWhoseRecordCannotBeWrittenGrantsNothing) {
+  Run(1000, false);
+  Stop(2000);  // clean
+  IoFaults::Arm(IoOp::kStateWrite, EIO);
+  LeasePolicy& p = Run(3000, true);
+  // The "running" record could not replace the clean one: a crash now would
+  // be mistaken for a clean stop, so nothing may be granted.
+  EXPECT_TRUE(Record().clean);
+  EXPECT_TRUE(p.Admit(3000 + 1000, 3000).has_value());
+  EXPECT_TRUE(p.Admit(kNoDeadline, 3000).has_value());
+}
+
+}  // namespace
+}  // namespace latch
