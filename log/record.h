@@ -72,9 +72,7 @@ class Batch {
   // Whether a MULTI has been appended without its EXEC: a rewrite must not
   // start in the middle of a transaction.
   bool in_transaction() const { return open_multi_; }
-  void Clear() {
-    rep_.clear();
-  }
+  void Clear() { rep_.clear(); }
   // Drops the first n bytes (they were written to the file).
   void Consume(size_t n) { rep_.erase(0, n); }
 
@@ -88,12 +86,12 @@ enum class Op { kSet, kDel, kPExpireAt, kPersist, kFlushAll, kSelect, kMulti, kE
 // One decoded record. Views point into the bytes it was decoded from.
 struct Record {
   Op op = Op::kSet;
-  std::string_view key;                   // SET, PEXPIREAT, PERSIST
-  std::string_view value;                 // SET
+  std::string_view key;                    // SET, PEXPIREAT, PERSIST
+  std::string_view value;                  // SET
   std::span<const std::string_view> keys;  // DEL
-  int64_t unix_ms = 0;                    // SET with PXAT (else 0), PEXPIREAT
-  int64_t db = 0;                         // SELECT
-  ClockMark clock;                        // annotation
+  int64_t unix_ms = 0;                     // SET with PXAT (else 0), PEXPIREAT
+  int64_t db = 0;                          // SELECT
+  ClockMark clock;                         // annotation
 };
 
 // Decodes the arguments of one RESP record. Returns an empty string and

@@ -126,9 +126,10 @@ void Writer::SetWriteError(int err, const char* what) {
   int64_t now = SteadyMs();
   // One line per burst of failures, not one per loop iteration.
   if (first || now - last_error_log_ms_ > 30'000) {
-    Warn("Error %s the append-only file '%s': %s. Write commands are refused (MISCONF) until "
-         "the log can be written again.",
-         what, path_.c_str(), std::strerror(err));
+    Warn(
+        "Error %s the append-only file '%s': %s. Write commands are refused (MISCONF) until "
+        "the log can be written again.",
+        what, path_.c_str(), std::strerror(err));
     last_error_log_ms_ = now;
   }
 }
@@ -209,10 +210,11 @@ void Writer::StartBackgroundFsync(int64_t now_ms) {
 void Writer::SimulatePowerLoss() {
   bio_.Drain();
   uint64_t keep = synced_size_.load();
-  Warn("DEBUG POWERLOSS: cutting the log from %llu to its %llu fsynced bytes and exiting without "
-       "a clean shutdown.",
-       static_cast<unsigned long long>(current_size_ + batch_.size()),
-       static_cast<unsigned long long>(keep));
+  Warn(
+      "DEBUG POWERLOSS: cutting the log from %llu to its %llu fsynced bytes and exiting without "
+      "a clean shutdown.",
+      static_cast<unsigned long long>(current_size_ + batch_.size()),
+      static_cast<unsigned long long>(keep));
   if (::ftruncate(fd_.get(), static_cast<off_t>(keep)) != 0 || ::fsync(fd_.get()) != 0) {
     Warn("DEBUG POWERLOSS: cutting the log failed: %s", std::strerror(errno));
   }
@@ -238,8 +240,9 @@ void Writer::Flush(int64_t now_ms, bool force) {
     if (postponed_since_ms_ == 0) postponed_since_ms_ = now_ms;
     if (now_ms - postponed_since_ms_ < kMaxPostponeMs) return;
     ++delayed_fsync_;
-    Notice("Asynchronous AOF fsync is taking too long (disk is busy?). Writing the AOF buffer "
-         "without waiting for fsync to complete, this may slow down latch.");
+    Notice(
+        "Asynchronous AOF fsync is taking too long (disk is busy?). Writing the AOF buffer "
+        "without waiting for fsync to complete, this may slow down latch.");
   }
   postponed_since_ms_ = 0;
   if (!WriteBatch()) return;
@@ -345,7 +348,7 @@ std::optional<std::string> Writer::StartRewriteNow(int64_t now_ms) {
   rewrite_mark_ = 0;
   rewrite_start_ms_ = now_ms;
   Notice("Background append only file rewriting started by pid %d (fork took %lld us)",
-       static_cast<int>(pid), static_cast<long long>(fork_us));
+         static_cast<int>(pid), static_cast<long long>(fork_us));
   return std::nullopt;
 }
 
@@ -356,8 +359,7 @@ void Writer::FinishRewrite(bool child_ok, int64_t now_ms) {
     rewrite_buf_.clear();
     rewrite_buf_.shrink_to_fit();
     last_rewrite_ok_ = false;
-    Warn("Background AOF rewrite failed: %s. The old log is still in use, untouched.",
-         why.c_str());
+    Warn("Background AOF rewrite failed: %s. The old log is still in use, untouched.", why.c_str());
   };
   if (!child_ok) return fail("the rewriting child did not complete (see above)");
 
@@ -410,7 +412,7 @@ void Writer::FinishRewrite(bool child_ok, int64_t now_ms) {
   last_rewrite_time_sec_ = (now_ms - rewrite_start_ms_) / 1000;
   ++rewrites_;
   Notice("Background AOF rewrite finished successfully: %llu bytes",
-       static_cast<unsigned long long>(current_size_));
+         static_cast<unsigned long long>(current_size_));
 }
 
 bool Writer::Shutdown() {

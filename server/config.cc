@@ -127,8 +127,9 @@ std::vector<ConfigParam> BuildParams() {
   p.push_back(Int("timeout", &Config::timeout, 0, kIntMax));
   p.push_back(Int("tcp-keepalive", &Config::tcp_keepalive, 0, kIntMax));
   p.push_back(Bool("protected-mode", &Config::protected_mode));
-  p.push_back(Affects(Int("maxclients", &Config::maxclients, 1, std::numeric_limits<uint32_t>::max()),
-                      kEffectMaxClients));
+  p.push_back(
+      Affects(Int("maxclients", &Config::maxclients, 1, std::numeric_limits<uint32_t>::max()),
+              kEffectMaxClients));
 
   // Limits
   p.push_back(Memory("proto-max-bulk-len", &Config::proto_max_bulk_len, 1024 * 1024, kLongMax));
@@ -221,12 +222,12 @@ std::vector<ConfigParam> BuildParams() {
                                          {"no", FsyncPolicy::kNo}}),
                       kEffectLogWriter | kEffectLeasePolicy));
   p.push_back(Bool("aof-load-truncated", &Config::aof_load_truncated));
-  p.push_back(Affects(
-      Int("auto-aof-rewrite-percentage", &Config::auto_aof_rewrite_percentage, 0, kIntMax),
-      kEffectLogWriter));
-  p.push_back(Affects(
-      Memory("auto-aof-rewrite-min-size", &Config::auto_aof_rewrite_min_size, 0, kLongMax),
-      kEffectLogWriter));
+  p.push_back(
+      Affects(Int("auto-aof-rewrite-percentage", &Config::auto_aof_rewrite_percentage, 0, kIntMax),
+              kEffectLogWriter));
+  p.push_back(
+      Affects(Memory("auto-aof-rewrite-min-size", &Config::auto_aof_rewrite_min_size, 0, kLongMax),
+              kEffectLogWriter));
 
   // Lock safety
   p.push_back(Affects(Int("max-lock-ttl", &Config::max_lock_ttl, 0, kLongMax), kEffectLeasePolicy));
@@ -235,8 +236,8 @@ std::vector<ConfigParam> BuildParams() {
                                             {"always", QuarantineMode::kAlways},
                                             {"never", QuarantineMode::kNever}}),
                       kEffectLeasePolicy));
-  p.push_back(Affects(Int("quarantine-ms", &Config::quarantine_ms, -1, kLongMax),
-                      kEffectLeasePolicy));
+  p.push_back(
+      Affects(Int("quarantine-ms", &Config::quarantine_ms, -1, kLongMax), kEffectLeasePolicy));
   // Test knobs (enable-debug-command): see Config.
   p.push_back(Int("debug-wall-offset-ms", &Config::debug_wall_offset_ms, -kLongMax / 4,
                   kLongMax / 4, false));
@@ -373,8 +374,9 @@ std::optional<std::string> CheckConfig(const Config& config) {
   }
   if ((config.debug_wall_offset_ms != 0 || !config.debug_clock_id.empty()) &&
       config.enable_debug_command == DebugCommand::kNo) {
-    return fail("debug-wall-offset-ms and debug-clock-id are test knobs: they need "
-                "enable-debug-command yes (or local)");
+    return fail(
+        "debug-wall-offset-ms and debug-clock-id are test knobs: they need "
+        "enable-debug-command yes (or local)");
   }
   if (config.debug_clock_id.find_first_of(" \t\r\n") != std::string::npos) {
     return fail("debug-clock-id cannot contain spaces");

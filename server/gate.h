@@ -49,8 +49,8 @@ class Gate {
   };
 
   // Told about every command a client (or EXEC) ran: the MONITOR feed.
-  using ExecutedHook = std::function<void(const Session&, std::span<const std::string_view>,
-                                          const CommandSpec&)>;
+  using ExecutedHook =
+      std::function<void(const Session&, std::span<const std::string_view>, const CommandSpec&)>;
 
   Gate(const CommandRegistry& registry, Store& store, LeasePolicy& policy, ServerControl& control)
       : registry_(registry), store_(store), policy_(policy), control_(control) {}

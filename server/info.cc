@@ -253,8 +253,7 @@ class InfoBuilder {
     Field("max_lock_ttl", s_.config().max_lock_ttl);
     // The lease horizon (lease_policy.h): no lease granted ends after it.
     auto horizon = q.durable_horizon();
-    Field("lease_horizon_ms",
-          horizon ? std::max<int64_t>(0, *horizon - now_.mono) : int64_t{0});
+    Field("lease_horizon_ms", horizon ? std::max<int64_t>(0, *horizon - now_.mono) : int64_t{0});
     Field("lease_horizon_writes_sync", q.horizon_writes_sync());
     Field("lease_horizon_writes_background", q.horizon_writes_background());
     Field("state_record_status", std::string(q.record_ok() ? "ok" : "err"));
@@ -278,7 +277,6 @@ class InfoBuilder {
   const TimeSnapshot now_;
   std::string out_;
 };
-
 
 std::string Server::Info(const std::vector<std::string>& sections, const TimeSnapshot& now) {
   return InfoBuilder(*this, now).Build(sections);

@@ -43,8 +43,8 @@ Server::Server(Config config, std::unique_ptr<Clock> clock)
       store_(clock_->Id()),
       watches_(store_),
       bio_(std::make_unique<BackgroundIo>()),
-      policy_(std::make_unique<LeasePolicy>(config_, *bio_, clock_->Id(),
-                                            commands_.ReleaseCommands())),
+      policy_(
+          std::make_unique<LeasePolicy>(config_, *bio_, clock_->Id(), commands_.ReleaseCommands())),
       gate_(commands_, store_, *policy_, *this) {
   uv_loop_init(&loop_);
   aof::SetMessageSink(LogMessage);
@@ -294,9 +294,8 @@ void Server::AddMonitor(Session& s) {
   if (c.monitor) return;
   c.monitor = true;
   monitors_.push_back(&c);
-  gate_.set_executed_hook(
-      [this](const Session& from, std::span<const std::string_view> argv,
-             const CommandSpec& cmd) { FeedMonitors(from, argv, cmd); });
+  gate_.set_executed_hook([this](const Session& from, std::span<const std::string_view> argv,
+                                 const CommandSpec& cmd) { FeedMonitors(from, argv, cmd); });
 }
 
 void Server::FeedMonitors(const Session& from, std::span<const std::string_view> argv,

@@ -13,7 +13,8 @@ void WatchRegistry::Watch(Session& s, std::string_view key) {
   }
   s.watched_keys.emplace_back(key);
   auto it = watchers_.find(key);
-  if (it == watchers_.end()) it = watchers_.emplace(std::string(key), std::vector<Session*>{}).first;
+  if (it == watchers_.end())
+    it = watchers_.emplace(std::string(key), std::vector<Session*>{}).first;
   it->second.push_back(&s);
 }
 

@@ -435,31 +435,30 @@ void RegisterConnection(CommandRegistry& r) {
     return Doc{std::move(summary), std::move(since), "connection", std::move(complexity)};
   };
   r.Add(Cmd("ping", -1, kFast | kCmdSentinel | kCmdHealthCheck, Ping, {"fast", "connection"},
-                  conn("Ping the server", "1.0.0"), {Optional(Str("message"))}));
-  r.Add(Cmd("echo", 2, kFast, Echo, {"fast", "connection"},
-                  conn("Echo the given string", "1.0.0"), {Str("message")}));
+            conn("Ping the server", "1.0.0"), {Optional(Str("message"))}));
+  r.Add(Cmd("echo", 2, kFast, Echo, {"fast", "connection"}, conn("Echo the given string", "1.0.0"),
+            {Str("message")}));
   r.Add(Cmd("quit", -1,
-                  kCmdAllowBusy | kCmdNoScript | kCmdLoading | kCmdStale | kFast | kCmdNoAuth |
-                      kCmdTransactionControl,
-                  Quit, {"fast", "connection"}, conn("Close the connection", "1.0.0")));
+            kCmdAllowBusy | kCmdNoScript | kCmdLoading | kCmdStale | kFast | kCmdNoAuth |
+                kCmdTransactionControl,
+            Quit, {"fast", "connection"}, conn("Close the connection", "1.0.0")));
   r.Add(Cmd(
       "hello", -1, kHandshake, Hello, {"fast", "connection"}, conn("Handshake with Redis", "6.0.0"),
-      {Optional(Block(
-          "arguments",
-          {Int("protover"),
-           Optional(Block("username-password", {Str("username"), Str("password")}, "AUTH")),
-           Optional(Str("clientname", "SETNAME"))}))}));
+      {Optional(Block("arguments", {Int("protover"),
+                                    Optional(Block("username-password",
+                                                   {Str("username"), Str("password")}, "AUTH")),
+                                    Optional(Str("clientname", "SETNAME"))}))}));
   r.Add(Cmd("auth", -2, kHandshake, Auth, {"fast", "connection"},
-                  conn("Authenticate to the server", "1.0.0",
-                       "O(N) where N is the number of passwords defined for the user"),
-                  {Optional(Str("username"), "6.0.0"), Str("password")}));
+            conn("Authenticate to the server", "1.0.0",
+                 "O(N) where N is the number of passwords defined for the user"),
+            {Optional(Str("username"), "6.0.0"), Str("password")}));
   r.Add(Cmd("select", 2, kCmdLoading | kCmdStale | kFast, Select, {"fast", "connection"},
-                  conn("Change the selected database for the current connection", "1.0.0"),
-                  {Int("index")}));
+            conn("Change the selected database for the current connection", "1.0.0"),
+            {Int("index")}));
   r.Add(Cmd("monitor", 1, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, Monitor,
-                  {"admin", "slow", "dangerous"},
-                  Doc{"Listen for all requests received by the server in real time", "1.0.0",
-                      "server", "O(1)"}));
+            {"admin", "slow", "dangerous"},
+            Doc{"Listen for all requests received by the server in real time", "1.0.0", "server",
+                "O(1)"}));
   const uint32_t kClientFlags = kCmdNoScript | kCmdLoading | kCmdStale;
   r.Add(Container(
       "client", {"slow"}, conn("A container for client connection commands", "2.4.0"),
@@ -483,17 +482,15 @@ void RegisterConnection(CommandRegistry& r) {
            {"admin", "slow", "dangerous", "connection"},
            conn("Kill the connection of a client", "2.4.0",
                 "O(N) where N is the number of client connections"),
-           {OneOf("filter",
-                  {Str("ip:port"), Multiple(Str("client-id", "ID")),
-                   Multiple(Str("ip:port", "ADDR")), Multiple(Str("ip:port", "LADDR")),
-                   Multiple(Str("yes/no", "SKIPME"))})}),
+           {OneOf("filter", {Str("ip:port"), Multiple(Str("client-id", "ID")),
+                             Multiple(Str("ip:port", "ADDR")), Multiple(Str("ip:port", "LADDR")),
+                             Multiple(Str("yes/no", "SKIPME"))})}),
        Cmd("no-evict", 3, kCmdAdmin | kClientFlags, ClientNoEvict,
            {"admin", "slow", "dangerous", "connection"},
            conn("Set client eviction mode for the current connection", "7.0.0"),
            {OneOf("enabled", {Token("on", "ON"), Token("off", "OFF")})}),
        Cmd("help", 2, kCmdLoading | kCmdStale, ClientHelp, {"slow", "connection"},
            conn("Show helpful text about the different subcommands", "5.0.0"))}));
-
 }
 
 }  // namespace latch::commands

@@ -6,7 +6,6 @@
 
 namespace latch::commands {
 
-
 void Command(CommandContext& ctx) {
   const auto& all = CommandRegistry::Get().commands();
   ctx.reply.Array(all.size());
@@ -110,31 +109,31 @@ void RegisterIntrospection(CommandRegistry& r) {
   auto srv = [](std::string summary, std::string since, std::string complexity = "O(1)") {
     return Doc{std::move(summary), std::move(since), "server", std::move(complexity)};
   };
-  CommandSpec command = Container(
-      "command", {"slow", "connection"},
-      srv("Get array of Redis command details", "2.8.13",
-          "O(N) where N is the total number of Redis commands"),
-      {Cmd("count", 2, kCmdLoading | kCmdStale, CommandCount, {"slow", "connection"},
-           srv("Get total number of Redis commands", "2.8.13")),
-       Cmd("info", -2, kCmdLoading | kCmdStale, CommandInfo, {"slow", "connection"},
-           srv("Get array of specific Redis command details, or all when no argument "
-               "is given.",
-               "2.8.13", "O(N) where N is the number of commands to look up"),
-           {Optional(Multiple(Str("command-name")))}),
-       Cmd("docs", -2, kCmdLoading | kCmdStale, CommandDocs, {"slow", "connection"},
-           srv("Get array of specific Redis command documentation", "7.0.0",
-               "O(N) where N is the number of commands to look up"),
-           {Optional(Multiple(Str("command-name")))}),
-       Cmd("list", -2, kCmdLoading | kCmdStale, CommandList, {"slow", "connection"},
-           srv("Get an array of Redis command names", "7.0.0",
-               "O(N) where N is the total number of Redis commands"),
-           {Optional(Block(
-               "filterby",
-               {OneOf("filter", {Str("module-name", "MODULE"), Str("category", "ACLCAT"),
-                                 Str("pattern", "PATTERN")})},
-               "FILTERBY"))}),
-       Cmd("help", 2, kCmdLoading | kCmdStale, CommandHelp, {"slow", "connection"},
-           srv("Show helpful text about the different subcommands", "5.0.0"))});
+  CommandSpec command =
+      Container("command", {"slow", "connection"},
+                srv("Get array of Redis command details", "2.8.13",
+                    "O(N) where N is the total number of Redis commands"),
+                {Cmd("count", 2, kCmdLoading | kCmdStale, CommandCount, {"slow", "connection"},
+                     srv("Get total number of Redis commands", "2.8.13")),
+                 Cmd("info", -2, kCmdLoading | kCmdStale, CommandInfo, {"slow", "connection"},
+                     srv("Get array of specific Redis command details, or all when no argument "
+                         "is given.",
+                         "2.8.13", "O(N) where N is the number of commands to look up"),
+                     {Optional(Multiple(Str("command-name")))}),
+                 Cmd("docs", -2, kCmdLoading | kCmdStale, CommandDocs, {"slow", "connection"},
+                     srv("Get array of specific Redis command documentation", "7.0.0",
+                         "O(N) where N is the number of commands to look up"),
+                     {Optional(Multiple(Str("command-name")))}),
+                 Cmd("list", -2, kCmdLoading | kCmdStale, CommandList, {"slow", "connection"},
+                     srv("Get an array of Redis command names", "7.0.0",
+                         "O(N) where N is the total number of Redis commands"),
+                     {Optional(Block(
+                         "filterby",
+                         {OneOf("filter", {Str("module-name", "MODULE"), Str("category", "ACLCAT"),
+                                           Str("pattern", "PATTERN")})},
+                         "FILTERBY"))}),
+                 Cmd("help", 2, kCmdLoading | kCmdStale, CommandHelp, {"slow", "connection"},
+                     srv("Show helpful text about the different subcommands", "5.0.0"))});
   // COMMAND alone lists every command.
   command.arity = -1;
   command.flags = kCmdLoading | kCmdStale | kCmdSentinel;

@@ -163,23 +163,19 @@ void RegisterScripting(CommandRegistry& r) {
       " latch runs no Lua: it recognises the exact scripts of known lock libraries and runs "
       "them natively: " +
       KnownScriptLibraries() + ".";
-  const std::vector<ArgDoc> eval_args = {Str("script"), Int("numkeys"),
-                                         Optional(Multiple(Key())),
+  const std::vector<ArgDoc> eval_args = {Str("script"), Int("numkeys"), Optional(Multiple(Key())),
                                          Optional(Multiple(Str("arg")))};
-  const std::vector<ArgDoc> evalsha_args = {Str("sha1"), Int("numkeys"),
-                                            Optional(Multiple(Key())),
+  const std::vector<ArgDoc> evalsha_args = {Str("sha1"), Int("numkeys"), Optional(Multiple(Key())),
                                             Optional(Multiple(Str("arg")))};
   const uint32_t kScriptFlags = kCmdNoScript | kCmdStale;
   r.Add(Cmd("eval", -3, kScriptFlags, Eval, {"slow", "scripting"},
-                  script("Execute a Lua script server side." + known, "2.6.0"), eval_args));
+            script("Execute a Lua script server side." + known, "2.6.0"), eval_args));
   r.Add(Cmd("evalsha", -3, kScriptFlags, EvalSha, {"slow", "scripting"},
-                  script("Execute a Lua script server side." + known, "2.6.0"), evalsha_args));
+            script("Execute a Lua script server side." + known, "2.6.0"), evalsha_args));
   r.Add(Cmd("eval_ro", -3, kScriptFlags | kRead, EvalRo, {"slow", "scripting"},
-                  script("Execute a read-only Lua script server side." + known, "7.0.0"),
-                  eval_args));
+            script("Execute a read-only Lua script server side." + known, "7.0.0"), eval_args));
   r.Add(Cmd("evalsha_ro", -3, kScriptFlags | kRead, EvalShaRo, {"slow", "scripting"},
-                  script("Execute a read-only Lua script server side." + known, "7.0.0"),
-                  evalsha_args));
+            script("Execute a read-only Lua script server side." + known, "7.0.0"), evalsha_args));
   r.Add(Container(
       "script", {"slow"},
       script("A container for Lua scripts management commands." + known, "2.6.0",
@@ -202,11 +198,11 @@ void RegisterScripting(CommandRegistry& r) {
        Cmd("help", 2, kCmdLoading | kCmdStale, ScriptHelp, {"slow", "scripting"},
            script("Show helpful text about the different subcommands", "5.0.0", "O(1)"))}));
   r.Add(Cmd("fcall", -3, kCmdNoScript, NoScripting, {"slow", "scripting"},
-                  script("Invoke a function", "7.0.0"), eval_args));
+            script("Invoke a function", "7.0.0"), eval_args));
   r.Add(Cmd("fcall_ro", -3, kCmdNoScript | kRead, NoScripting, {"slow", "scripting"},
-                  script("Invoke a read-only function", "7.0.0"), eval_args));
+            script("Invoke a read-only function", "7.0.0"), eval_args));
   r.Add(Cmd("function", -2, kCmdNoScript, NoScripting, {"slow", "scripting"},
-                  script("A container for function commands", "7.0.0")));
+            script("A container for function commands", "7.0.0")));
 }
 
 }  // namespace latch::commands

@@ -314,52 +314,89 @@ constexpr std::string_view kPyRedis = "python3-redis";
 // sha1, library, version, file in the package, name, summary, text file, handler
 const KnownScript kScripts[] = {
     {"e5a322e2634ef59a516e8ea150cb085afafee684", kRedlock, "4.2.0", "redlock.js", "lockScript",
-     "Acquires the lock on every key of KEYS at once: if any key exists, replies 0 and changes nothing; otherwise SETs each key to ARGV[1] with PX ARGV[2] and replies the number of keys. A bad or over-the-cap TTL ends it with the SET's error.",
+     "Acquires the lock on every key of KEYS at once: if any key exists, replies 0 and changes "
+     "nothing; otherwise SETs each key to ARGV[1] with PX ARGV[2] and replies the number of keys. "
+     "A bad or over-the-cap TTL ends it with the SET's error.",
      "redlock-4.2.0/lock.lua", RedlockLock},
     {"0f0f23b9048b36752b5be114f357ba083449f908", kRedlock, "4.2.0", "redlock.js", "unlockScript",
-     "Releases the lock: DELs each key of KEYS whose value is ARGV[1] (keys holding another value or missing are left alone) and replies how many matched. The library counts the release as done on a node only if that number equals the number of keys.",
+     "Releases the lock: DELs each key of KEYS whose value is ARGV[1] (keys holding another value "
+     "or missing are left alone) and replies how many matched. The library counts the release as "
+     "done on a node only if that number equals the number of keys.",
      "redlock-4.2.0/unlock.lua", RedlockUnlock},
     {"ce46f80993d5dac20dd066eb301a4e37994bdbed", kRedlock, "4.2.0", "redlock.js", "extendScript",
-     "Extends the lock: if any key of KEYS does not hold ARGV[1] (missing or another value), replies 0 and changes nothing; otherwise SETs each key again to ARGV[1] with PX ARGV[2] (a new TTL, not an addition) and replies the number of keys.",
+     "Extends the lock: if any key of KEYS does not hold ARGV[1] (missing or another value), "
+     "replies 0 and changes nothing; otherwise SETs each key again to ARGV[1] with PX ARGV[2] (a "
+     "new TTL, not an addition) and replies the number of keys.",
      "redlock-4.2.0/extend.lua", RedlockExtend},
-    {"1b77b94aa78451d55dfa97e18819bfbfc596cb5b", kSesame, "1.4.0", "build/scripts.js", "ACQUIRE_SCRIPT (acquireLock)",
-     "Acquires the lock on every key of KEYS at once, after a protected SELECT of database ARGV[1] (latch has one keyspace: SELECT 0 is a no-op, any other index fails and the pcall ignores it): if any key exists, replies 0 and changes nothing; otherwise SETs each key to ARGV[2] with PX ARGV[3] and replies the number of keys.",
+    {"1b77b94aa78451d55dfa97e18819bfbfc596cb5b", kSesame, "1.4.0", "build/scripts.js",
+     "ACQUIRE_SCRIPT (acquireLock)",
+     "Acquires the lock on every key of KEYS at once, after a protected SELECT of database ARGV[1] "
+     "(latch has one keyspace: SELECT 0 is a no-op, any other index fails and the pcall ignores "
+     "it): if any key exists, replies 0 and changes nothing; otherwise SETs each key to ARGV[2] "
+     "with PX ARGV[3] and replies the number of keys.",
      "sesamecare-redlock-1.4.0/acquire.lua", SesameAcquire},
-    {"820e9778d2b6733e9ed771e4be90ae73a95a6f3b", kSesame, "1.4.0", "build/scripts.js", "EXTEND_SCRIPT (extendLock)",
-     "Extends the lock, after the protected SELECT of ARGV[1]: if any key of KEYS does not hold ARGV[2], replies 0 and changes nothing; otherwise SETs each key again to ARGV[2] with PX ARGV[3] and replies the number of keys.",
+    {"820e9778d2b6733e9ed771e4be90ae73a95a6f3b", kSesame, "1.4.0", "build/scripts.js",
+     "EXTEND_SCRIPT (extendLock)",
+     "Extends the lock, after the protected SELECT of ARGV[1]: if any key of KEYS does not hold "
+     "ARGV[2], replies 0 and changes nothing; otherwise SETs each key again to ARGV[2] with PX "
+     "ARGV[3] and replies the number of keys.",
      "sesamecare-redlock-1.4.0/extend.lua", SesameExtend},
-    {"df51f6837dcfe303d334e6abea9aeae192bab216", kSesame, "1.4.0", "build/scripts.js", "RELEASE_SCRIPT (releaseLock)",
-     "Releases the lock, after the protected SELECT of ARGV[1]: DELs each key of KEYS whose value is ARGV[2] and replies how many matched.",
+    {"df51f6837dcfe303d334e6abea9aeae192bab216", kSesame, "1.4.0", "build/scripts.js",
+     "RELEASE_SCRIPT (releaseLock)",
+     "Releases the lock, after the protected SELECT of ARGV[1]: DELs each key of KEYS whose value "
+     "is ARGV[2] and replies how many matched.",
      "sesamecare-redlock-1.4.0/release.lua", SesameRelease},
-    {"7157921a7cc7cfba979acf6d63f073151df17d12", kSemaphore, "5.8.0", "lib/mutex/release.js", "delIfEqualLua",
-     "Releases the mutex: if KEYS[1] holds ARGV[1], DELs it and replies DEL's count (1); otherwise replies 0.",
+    {"7157921a7cc7cfba979acf6d63f073151df17d12", kSemaphore, "5.8.0", "lib/mutex/release.js",
+     "delIfEqualLua",
+     "Releases the mutex: if KEYS[1] holds ARGV[1], DELs it and replies DEL's count (1); otherwise "
+     "replies 0.",
      "redis-semaphore-5.8.0/mutex-release.lua", SemaphoreRelease},
-    {"594683e49a64ebaf975caf5f8079a1d097c438f1", kSemaphore, "5.8.0", "lib/mutex/refresh.js", "expireIfEqualLua",
-     "Refreshes the mutex: if KEYS[1] holds ARGV[1], PEXPIREs it to ARGV[2] ms (a time of 0 or less deletes it, as PEXPIRE does) and replies 1; otherwise replies 0.",
+    {"594683e49a64ebaf975caf5f8079a1d097c438f1", kSemaphore, "5.8.0", "lib/mutex/refresh.js",
+     "expireIfEqualLua",
+     "Refreshes the mutex: if KEYS[1] holds ARGV[1], PEXPIREs it to ARGV[2] ms (a time of 0 or "
+     "less deletes it, as PEXPIRE does) and replies 1; otherwise replies 0.",
      "redis-semaphore-5.8.0/mutex-refresh.lua", SemaphoreRefresh},
-    {"fd83166fb3d7235e3ace652b700c9e217c1adc1f", kUniversal, "0.8.5", "dist/index.js", "DELETE_IF_MATCH_SCRIPT (delIfMatch)",
-     "Releases the lock: if KEYS[1] holds ARGV[1], DELs it and replies DEL's count (1); otherwise replies 0.",
+    {"fd83166fb3d7235e3ace652b700c9e217c1adc1f", kUniversal, "0.8.5", "dist/index.js",
+     "DELETE_IF_MATCH_SCRIPT (delIfMatch)",
+     "Releases the lock: if KEYS[1] holds ARGV[1], DELs it and replies DEL's count (1); otherwise "
+     "replies 0.",
      "redlock-universal-0.8.5/delete-if-match.lua", UniversalDeleteIfMatch},
-    {"e218d686a8f90368e5cd45074f06ce766cad9987", kUniversal, "0.8.5", "dist/index.js", "EXTEND_IF_MATCH_SCRIPT (extendIfMatch)",
-     "Extends the lock: if KEYS[1] holds ARGV[1], replies PEXPIRE KEYS[1] ARGV[2] (1); otherwise replies 0.",
+    {"e218d686a8f90368e5cd45074f06ce766cad9987", kUniversal, "0.8.5", "dist/index.js",
+     "EXTEND_IF_MATCH_SCRIPT (extendIfMatch)",
+     "Extends the lock: if KEYS[1] holds ARGV[1], replies PEXPIRE KEYS[1] ARGV[2] (1); otherwise "
+     "replies 0.",
      "redlock-universal-0.8.5/extend-if-match.lua", UniversalExtendIfMatch},
-    {"c000e088bd4aca36ab429d3b7a16fc736f4cb6f1", kUniversal, "0.8.5", "dist/index.js", "ATOMIC_EXTEND_SCRIPT (atomicExtend, used by using()'s auto-extension)",
-     "Extends the lock only while enough of it is left: replies {-1, -2} if KEYS[1] is missing; {0, pttl} if its PTTL is below tonumber(ARGV[2]); {1, pttl} after PEXPIRE KEYS[1] tonumber(ARGV[3]) if it holds ARGV[1]; {-1, pttl} if it holds another value. pttl is the TTL before the extension (-1 for a key without one).",
+    {"c000e088bd4aca36ab429d3b7a16fc736f4cb6f1", kUniversal, "0.8.5", "dist/index.js",
+     "ATOMIC_EXTEND_SCRIPT (atomicExtend, used by using()'s auto-extension)",
+     "Extends the lock only while enough of it is left: replies {-1, -2} if KEYS[1] is missing; "
+     "{0, pttl} if its PTTL is below tonumber(ARGV[2]); {1, pttl} after PEXPIRE KEYS[1] "
+     "tonumber(ARGV[3]) if it holds ARGV[1]; {-1, pttl} if it holds another value. pttl is the TTL "
+     "before the extension (-1 for a key without one).",
      "redlock-universal-0.8.5/atomic-extend.lua", UniversalAtomicExtend},
-    {"514d8d1b08387624661da2a9098d3949b633eb3a", kUniversal, "0.8.5", "dist/index.js", "BATCH_ACQUIRE_SCRIPT (batchSetNX, used by LockManager.acquireBatch)",
-     "Acquires several locks all or nothing: if KEYS[i] exists (the first such i), replies {0, i, KEYS[i]} and changes nothing; otherwise SETs each KEYS[i] to ARGV[i] with PX tonumber(ARGV[#ARGV]) and replies {1, #KEYS}.",
+    {"514d8d1b08387624661da2a9098d3949b633eb3a", kUniversal, "0.8.5", "dist/index.js",
+     "BATCH_ACQUIRE_SCRIPT (batchSetNX, used by LockManager.acquireBatch)",
+     "Acquires several locks all or nothing: if KEYS[i] exists (the first such i), replies {0, i, "
+     "KEYS[i]} and changes nothing; otherwise SETs each KEYS[i] to ARGV[i] with PX "
+     "tonumber(ARGV[#ARGV]) and replies {1, #KEYS}.",
      "redlock-universal-0.8.5/batch-acquire.lua", UniversalBatchAcquire},
-    {"994908155dadb1bed08a5af6dee7fedf956c4826", kUniversal, "0.8.5", "dist/index.js", "INSPECT_SCRIPT (inspect)",
+    {"994908155dadb1bed08a5af6dee7fedf956c4826", kUniversal, "0.8.5", "dist/index.js",
+     "INSPECT_SCRIPT (inspect)",
      "Reads a lock: replies nil if KEYS[1] is missing, else {value, PTTL}.",
      "redlock-universal-0.8.5/inspect.lua", UniversalInspect},
-    {"c3f8721cbb97f72bc19e972846bd7aaf91901658", kPyRedis, "4.3.4", "/usr/lib/python3/dist-packages/redis/lock.py", "Lock.LUA_RELEASE_SCRIPT",
-     "Releases the lock: if KEYS[1] holds ARGV[1], DELs it and replies 1; otherwise (missing or another token) replies 0, which Lock.release() raises as LockNotOwnedError.",
+    {"c3f8721cbb97f72bc19e972846bd7aaf91901658", kPyRedis, "4.3.4",
+     "/usr/lib/python3/dist-packages/redis/lock.py", "Lock.LUA_RELEASE_SCRIPT",
+     "Releases the lock: if KEYS[1] holds ARGV[1], DELs it and replies 1; otherwise (missing or "
+     "another token) replies 0, which Lock.release() raises as LockNotOwnedError.",
      "python3-redis-4.3.4/lock-release.lua", PyRelease},
-    {"a4e8783852e6b949f9ef3a97212805108459a890", kPyRedis, "4.3.4", "/usr/lib/python3/dist-packages/redis/lock.py", "Lock.LUA_EXTEND_SCRIPT",
-     "Extends the lock: replies 0 unless KEYS[1] holds ARGV[1] and has a TTL; then PEXPIREs it to ARGV[2] ms, or to ARGV[2] + the remaining PTTL when ARGV[3] is \"0\", and replies 1.",
+    {"a4e8783852e6b949f9ef3a97212805108459a890", kPyRedis, "4.3.4",
+     "/usr/lib/python3/dist-packages/redis/lock.py", "Lock.LUA_EXTEND_SCRIPT",
+     "Extends the lock: replies 0 unless KEYS[1] holds ARGV[1] and has a TTL; then PEXPIREs it to "
+     "ARGV[2] ms, or to ARGV[2] + the remaining PTTL when ARGV[3] is \"0\", and replies 1.",
      "python3-redis-4.3.4/lock-extend.lua", PyExtend},
-    {"1cac51482acf5858da00f6d685d68f886cd6b6b2", kPyRedis, "4.3.4", "/usr/lib/python3/dist-packages/redis/lock.py", "Lock.LUA_REACQUIRE_SCRIPT",
-     "Resets the lock's TTL: if KEYS[1] holds ARGV[1], PEXPIREs it to ARGV[2] ms and replies 1; otherwise replies 0.",
+    {"1cac51482acf5858da00f6d685d68f886cd6b6b2", kPyRedis, "4.3.4",
+     "/usr/lib/python3/dist-packages/redis/lock.py", "Lock.LUA_REACQUIRE_SCRIPT",
+     "Resets the lock's TTL: if KEYS[1] holds ARGV[1], PEXPIREs it to ARGV[2] ms and replies 1; "
+     "otherwise replies 0.",
      "python3-redis-4.3.4/lock-reacquire.lua", PyReacquire},
 };
 

@@ -27,8 +27,8 @@
 #include <string_view>
 #include <vector>
 
-#include "protocol/reply_parser.h"
 #include "common/unique_fd.h"
+#include "protocol/reply_parser.h"
 
 namespace latch {
 
