@@ -70,6 +70,7 @@ Replay::State Replay::Step(ReplayClock& clock, int64_t budget_us) {
 
 Replay::State Replay::Truncated(ReplayClock& clock) {
   fd_.reset();
+  store_.FinishReplay(clock);
   const std::string& path = config_.appendfilename;
   uint64_t at = reader_->safe_offset();
   uint64_t tail = reader_->tail_bytes();
@@ -90,7 +91,6 @@ Replay::State Replay::Truncated(ReplayClock& clock) {
     return State::kFailed;
   }
   truncated_at_ = static_cast<int64_t>(at);
-  store_.FinishReplay(clock);
   log::Warning(
       "!!! Warning: short read while loading the append only file '{}': the last record, at "
       "offset {}, is incomplete ({} bytes; probably a crash mid-write). It was cut off and the "

@@ -286,6 +286,7 @@ def test_everysec_acknowledges_only_what_the_log_file_has(tmp_path):
     total = sum(len(a) for a in acked)
     assert total > 100, total
     node.start()
+    assert wait_until(lambda: node.info("persistence")["loading"] == "0", 60)
     with node.conn() as c:
         for keys in acked:
             for k in keys:
