@@ -36,6 +36,7 @@ void LeasePolicy::StartEphemeral() {
   started_ = true;
   reason_ = "an in-process server without a state record";
   durable_horizon_.store(INT64_MAX);
+  reserved_.store(UINT64_MAX);
 }
 
 int64_t LeasePolicy::Translate(const StateRecord& r, int64_t t, int64_t now) const {
@@ -163,6 +164,12 @@ void LeasePolicy::Begin(int64_t now, bool log_exists) {
   foreign_bound_ = std::max(horizon.value_or(0), forgotten.value_or(0));
   if (unknown && end == kForever) foreign_bound_ = 0;
 
+  // Fencing tokens start above every token the previous runs may have issued.
+  if (prev) {
+    next_token_ = prev->fence_reserved + 1;
+    reserved_.store(prev->fence_reserved);
+  }
+
   quarantine_end_ = end;
   quarantine_active_ = end > now && config_.quarantine != QuarantineMode::kNever;
   if (config_.quarantine == QuarantineMode::kNever && end > now) {
@@ -171,26 +178,32 @@ void LeasePolicy::Begin(int64_t now, bool log_exists) {
   reason_ = why;
 }
 
-StateRecord LeasePolicy::Current(bool clean, int64_t now, std::optional<int64_t> horizon) const {
+StateRecord LeasePolicy::Current(bool clean, int64_t now, std::optional<int64_t> horizon,
+                                 uint64_t fence_reserved) const {
   StateRecord r;
   r.clean = clean;
   r.clock_id = clock_id_;
   r.written_at = now;
   r.appendonly = config_.appendonly;
   r.fsync_always = fsync_always_;
-  int64_t h = std::max(horizon.value_or(INT64_MIN), durable_horizon_.load());
+  // Every record carries the largest values known, including those queued
+  // for the background but not yet on disk: records are written in order,
+  // so a later one must never bring back an older horizon or reservation.
+  int64_t h = std::max({horizon.value_or(INT64_MIN), durable_horizon_.load(), queued_horizon_});
   if (carried_horizon_) h = std::max(h, *carried_horizon_);
   if (h != INT64_MIN) r.horizon = h;
   r.forgotten_until = forgotten_until_;
   if (!uncapped_seen_ && !carried_uncapped_) {
     r.ttl_cap = std::max(cap_seen_, carried_cap_.value_or(0));
   }
+  r.fence_reserved = std::max({reserved_.load(), queued_reserved_, fence_reserved});
   return r;
 }
 
-bool LeasePolicy::WriteNow(int64_t now, std::optional<int64_t> horizon, bool clean) {
+bool LeasePolicy::WriteNow(int64_t now, std::optional<int64_t> horizon, bool clean,
+                           uint64_t fence_reserved) {
   if (ephemeral_) return true;
-  StateRecord r = Current(clean, now, horizon);
+  StateRecord r = Current(clean, now, horizon, fence_reserved);
   int err = WriteStateFile(state_path_, r.Serialize());
   ++sync_writes_;
   if (err != 0) {
@@ -208,6 +221,9 @@ bool LeasePolicy::WriteNow(int64_t now, std::optional<int64_t> horizon, bool cle
     int64_t cur = durable_horizon_.load();
     while (*r.horizon > cur && !durable_horizon_.compare_exchange_weak(cur, *r.horizon)) {
     }
+  }
+  uint64_t res = reserved_.load();
+  while (r.fence_reserved > res && !reserved_.compare_exchange_weak(res, r.fence_reserved)) {
   }
   if (state_errno_.exchange(0) != 0) {
     log::Warning("The state record {} can be written again: lock grants are accepted.",
@@ -301,6 +317,22 @@ std::optional<std::string> LeasePolicy::Admit(int64_t deadline, int64_t now) {
   return std::nullopt;
 }
 
+std::optional<uint64_t> LeasePolicy::IssueToken(int64_t now, uint64_t min) {
+  uint64_t token = std::max(next_token_, min);
+  if (token == UINT64_MAX || token > INT64_MAX) return std::nullopt;  // a RESP integer
+  if (token > reserved_.load()) {
+    // Beyond the reservation on disk: reserve a block, durably, first. (A
+    // background reservation still in flight lands first and may do.)
+    bio_.Drain();
+    if (token > reserved_.load() && !WriteNow(now, std::nullopt, false, token + kTokenBlock - 1)) {
+      return std::nullopt;
+    }
+  }
+  next_token_ = token + 1;
+  tokens_recently_ = true;
+  return token;
+}
+
 void LeasePolicy::Cron(int64_t now) {
   if (quarantine_active_ && now >= quarantine_end_) {
     quarantine_active_ = false;
@@ -324,6 +356,25 @@ void LeasePolicy::Cron(int64_t now) {
       WriteNow(now, std::nullopt);
     }
     return;
+  }
+  // Keep the token reservation ahead of the tokens issued, off the loop.
+  if (tokens_recently_) {
+    uint64_t have = std::max(reserved_.load(), queued_reserved_);
+    if (have < next_token_ + kTokenBlock / 2) {
+      uint64_t target = next_token_ + kTokenBlock;
+      std::string text = Current(false, now, std::nullopt, target).Serialize();
+      queued_reserved_ = target;
+      tokens_recently_ = false;
+      bio_.Run([this, text = std::move(text), target] {
+        if (int err = WriteStateFile(state_path_, text); err != 0) {
+          state_errno_.store(err);
+          return;
+        }
+        uint64_t cur = reserved_.load();
+        while (target > cur && !reserved_.compare_exchange_weak(cur, target)) {
+        }
+      });
+    }
   }
   // Keep the horizon ahead of the grants, off the loop.
   if (!granted_recently_) return;

@@ -93,6 +93,18 @@ class LeasePolicy {
   // max-lock-ttl: the error for a TTL over the cap, or nothing.
   std::optional<std::string> CheckTtl(int64_t ttl_ms) const;
 
+  // ---- fencing tokens (SET … FENCE)
+  // The token for a grant made now: strictly greater than every token this
+  // node ever issued, also across restarts, rewrites, FLUSHALL and a log that
+  // lost its tail — tokens are reserved in the state record, durably, ahead
+  // of use (in blocks, moved forward in the background like the horizon), and
+  // a new run starts above the last reservation. With `min` (FENCE MIN), the
+  // token is at least `min` and the counter jumps there. nullopt when the
+  // reservation cannot be recorded: the grant is refused.
+  std::optional<uint64_t> IssueToken(int64_t now, uint64_t min = 0);
+  // The last token issued (0: none yet in this run's range).
+  uint64_t last_token() const { return next_token_ - 1; }
+
   // ---- running
   // hz times a second: ends the quarantine when due, moves the horizon ahead
   // in the background, retries a failed record.
@@ -114,9 +126,12 @@ class LeasePolicy {
   uint64_t horizon_writes_background() const { return bg_writes_.load(); }
 
  private:
-  StateRecord Current(bool clean, int64_t now, std::optional<int64_t> horizon) const;
-  // Synchronous write of the current record with `horizon`; false on failure.
-  bool WriteNow(int64_t now, std::optional<int64_t> horizon, bool clean = false);
+  StateRecord Current(bool clean, int64_t now, std::optional<int64_t> horizon,
+                      uint64_t fence_reserved = 0) const;
+  // Synchronous write of the current record with `horizon` (and a token
+  // reservation); false on failure.
+  bool WriteNow(int64_t now, std::optional<int64_t> horizon, bool clean = false,
+                uint64_t fence_reserved = 0);
   int64_t Translate(const StateRecord& r, int64_t t, int64_t now) const;
   std::optional<int64_t> Fallback() const;
   std::string RefusalText(int64_t now) const;
@@ -158,6 +173,13 @@ class LeasePolicy {
   int64_t last_error_log_ms_ = 0;
   uint64_t sync_writes_ = 0;
   std::atomic<uint64_t> bg_writes_{0};
+
+  // Fencing tokens.
+  static constexpr uint64_t kTokenBlock = 4096;
+  uint64_t next_token_ = 1;
+  std::atomic<uint64_t> reserved_{0};  // tokens up to this are on disk as reserved
+  uint64_t queued_reserved_ = 0;
+  bool tokens_recently_ = false;
 };
 
 }  // namespace latch

@@ -38,6 +38,7 @@ std::string StateRecord::Serialize() const {
   body += "ttl-cap " + OptMs(ttl_cap) + "\n";
   body += std::string("appendonly ") + (appendonly ? "yes" : "no") + "\n";
   body += std::string("fsync-always ") + (fsync_always ? "yes" : "no") + "\n";
+  body += "fence-reserved " + std::to_string(fence_reserved) + "\n";
   return body + "checksum " + Hex64(XXH64(body.data(), body.size(), 0)) + "\n";
 }
 
@@ -91,13 +92,17 @@ std::optional<StateRecord> StateRecord::Parse(const std::string& text) {
       ok = yes_no(&r.appendonly);
     } else if (key == "fsync-always") {
       ok = yes_no(&r.fsync_always);
+    } else if (key == "fence-reserved") {
+      auto v = ParseInt64(value);
+      ok = v && *v >= 0;
+      if (ok) r.fence_reserved = static_cast<uint64_t>(*v);
     } else {
       ok = false;
     }
     if (!ok) return std::nullopt;
     ++seen;
   }
-  if (seen != 9) return std::nullopt;
+  if (seen != 10) return std::nullopt;
   return r;
 }
 

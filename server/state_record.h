@@ -12,6 +12,8 @@
 //   ttl-cap <ms>|none          the longest lease any of them can have
 //   appendonly yes|no          the run logged its writes
 //   fsync-always yes|no        appendfsync always from start to end, no fsync error
+//   fence-reserved <n>         fencing tokens up to n may have been issued: the
+//                              next run starts above it (reserved ahead of use)
 //   checksum <xxh64 of the lines above>
 //
 // A missing record (with a log present) or a damaged one means "unsafe":
@@ -33,6 +35,7 @@ struct StateRecord {
   std::optional<int64_t> ttl_cap;  // nullopt: leases of any length
   bool appendonly = false;
   bool fsync_always = false;
+  uint64_t fence_reserved = 0;
 
   std::string Serialize() const;
   // nullopt if the text is damaged: bad syntax, a missing or unknown field,

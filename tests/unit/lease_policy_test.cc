@@ -229,5 +229,58 @@ TEST_F(LeasePolicyTest, AStartWhoseRecordCannotBeWrittenGrantsNothing) {
   EXPECT_TRUE(p.Admit(kNoDeadline, 3000).has_value());
 }
 
+TEST_F(LeasePolicyTest, FencingTokensNeverRepeatOrGoBackAcrossRestarts) {
+  uint64_t last = 0;
+  int64_t now = 1000;
+  for (int run = 0; run < 6; ++run) {
+    LeasePolicy& p = Run(now, run > 0);
+    for (int i = 0; i < 700; ++i) {
+      auto t = p.IssueToken(now);
+      ASSERT_TRUE(t.has_value());
+      ASSERT_GT(*t, last);
+      last = *t;
+      if (i % 100 == 0) p.Cron(now);
+    }
+    // Every stop: clean, or a crash (right after a background reservation
+    // was queued, every other time).
+    if (run % 2 == 0) {
+      Stop(now);
+    } else {
+      if (run % 4 == 1) p.Cron(now);
+      Crash();
+    }
+    now += 100;
+  }
+  EXPECT_GE(Record().fence_reserved, last);
+}
+
+TEST_F(LeasePolicyTest, TokensAreReservedInBlocksAheadOfUse) {
+  LeasePolicy& p = Run(1000, false);
+  uint64_t writes = p.horizon_writes_sync();
+  for (int i = 0; i < 20000; ++i) {
+    ASSERT_TRUE(p.IssueToken(1000).has_value());
+    if (i % 100 == 0) {
+      p.Cron(1000);
+      bio_.Drain();
+    }
+  }
+  // One synchronous reservation at most; the background kept ahead.
+  EXPECT_LE(p.horizon_writes_sync() - writes, 1u);
+  EXPECT_GE(Record().fence_reserved, p.last_token());
+}
+
+TEST_F(LeasePolicyTest, FenceMinMovesTheCounterAndAFailedReservationRefuses) {
+  LeasePolicy& p = Run(1000, false);
+  EXPECT_EQ(p.IssueToken(1000), 1u);
+  EXPECT_EQ(p.IssueToken(1000, 1'000'000), 1'000'000u);
+  EXPECT_EQ(p.IssueToken(1000), 1'000'001u);
+  EXPECT_EQ(p.IssueToken(1000, 5), 1'000'002u);  // a lower floor changes nothing
+  EXPECT_GE(Record().fence_reserved, 1'000'002u);
+  IoFaults::Arm(IoOp::kStateWrite, ENOSPC);
+  EXPECT_FALSE(p.IssueToken(1000, 5'000'000).has_value());
+  IoFaults::ClearAll();
+  EXPECT_EQ(p.IssueToken(1000, 5'000'000), 5'000'000u);
+}
+
 }  // namespace
 }  // namespace latch
