@@ -71,19 +71,33 @@ Reader::Parse Reader::ParseAt(size_t pos, size_t* end, Record* rec,
     *end = pos + nl + 1;
     std::string_view line = in.substr(0, nl);
     constexpr std::string_view kClock = "#latch-clock ";
-    if (line.substr(0, kClock.size()) != kClock) return Parse::kSkipped;  // #TS: and the like
+    constexpr std::string_view kFence = "#latch-fence ";
+    bool clock = line.substr(0, kClock.size()) == kClock;
+    bool fence = line.substr(0, kFence.size()) == kFence;
+    if (!clock && !fence) return Parse::kSkipped;  // #TS: and the like
     if (line.empty() || line.back() != '\r') {
-      error_ = "a clock annotation that does not end in CRLF";
+      error_ = "a latch annotation that does not end in CRLF";
       return Parse::kCorrupt;
     }
-    auto mark = DecodeClockAnnotation(line.substr(0, line.size() - 1));
-    if (!mark) {
-      error_ = "a damaged clock annotation";
-      return Parse::kCorrupt;
-    }
+    line.remove_suffix(1);
     *rec = Record{};
-    rec->op = Op::kClock;
-    rec->clock = std::move(*mark);
+    if (clock) {
+      auto mark = DecodeClockAnnotation(line);
+      if (!mark) {
+        error_ = "a damaged clock annotation";
+        return Parse::kCorrupt;
+      }
+      rec->op = Op::kClock;
+      rec->clock = std::move(*mark);
+    } else {
+      auto token = DecodeFenceAnnotation(line);
+      if (!token) {
+        error_ = "a damaged fence annotation";
+        return Parse::kCorrupt;
+      }
+      rec->op = Op::kFence;
+      rec->token = *token;
+    }
     return Parse::kRecord;
   }
   resp::ParseLimits limits;

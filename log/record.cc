@@ -65,6 +65,20 @@ void Batch::Clock(const ClockMark& mark) {
   rep_ += "\r\n";
 }
 
+void Batch::Fence(uint64_t token) {
+  rep_ += "#latch-fence ";
+  AppendInt(rep_, static_cast<int64_t>(token));
+  rep_ += "\r\n";
+}
+
+std::optional<uint64_t> DecodeFenceAnnotation(std::string_view line) {
+  constexpr std::string_view kPrefix = "#latch-fence ";
+  if (line.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
+  auto v = ParseInt64(line.substr(kPrefix.size()));
+  if (!v || *v <= 0) return std::nullopt;
+  return static_cast<uint64_t>(*v);
+}
+
 std::string Decode(std::span<const std::string_view> args, Record* out) {
   *out = Record{};
   if (args.empty()) return "empty record";

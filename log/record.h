@@ -14,10 +14,11 @@
 //   SELECT db                        the records that follow are for database db
 //   MULTI … EXEC                     the records between apply all or none
 //
-// and one annotation, a line that Redis's loader and redis-check-aof skip
+// and two annotations, lines that Redis's loader and redis-check-aof skip
 // (Redis 7 writes `#TS:` annotations the same way):
 //
 //   #latch-clock <clock-id> <boot-ms> <unix-ms>\r\n
+//   #latch-fence <token>\r\n      the key of the next SET holds this fencing token
 //
 // A lease in memory is a deadline on CLOCK_BOOTTIME, but the log speaks Unix
 // time, because that is what Redis's PXAT means. The annotation states the
@@ -65,6 +66,8 @@ class Batch {
   void Multi();
   void Exec();
   void Clock(const ClockMark& mark);
+  // The fencing token of the key the next SET record stores.
+  void Fence(uint64_t token);
 
   const std::string& bytes() const { return rep_; }
   size_t size() const { return rep_.size(); }
@@ -81,7 +84,7 @@ class Batch {
   bool open_multi_ = false;
 };
 
-enum class Op { kSet, kDel, kPExpireAt, kPersist, kFlushAll, kSelect, kMulti, kExec, kClock };
+enum class Op { kSet, kDel, kPExpireAt, kPersist, kFlushAll, kSelect, kMulti, kExec, kClock, kFence };
 
 // One decoded record. Views point into the bytes it was decoded from.
 struct Record {
@@ -91,7 +94,8 @@ struct Record {
   std::span<const std::string_view> keys;  // DEL
   int64_t unix_ms = 0;                     // SET with PXAT (else 0), PEXPIREAT
   int64_t db = 0;                          // SELECT
-  ClockMark clock;                         // annotation
+  ClockMark clock;                         // clock annotation
+  uint64_t token = 0;                      // fence annotation
 };
 
 // Decodes the arguments of one RESP record. Returns an empty string and
@@ -100,9 +104,11 @@ struct Record {
 // loader does.
 std::string Decode(std::span<const std::string_view> args, Record* out);
 
-// Recognises the clock annotation (the line without its CRLF). nullopt for
-// any other annotation (Redis's #TS:, or anything else after '#'), which a
-// reader skips.
+// Decodes the clock annotation (the line without its CRLF); nullopt if it is
+// damaged. (Other annotations, Redis's #TS: and the like, are skipped by the
+// reader.)
 std::optional<ClockMark> DecodeClockAnnotation(std::string_view line);
+// Decodes `#latch-fence <token>` (without CRLF); nullopt if damaged.
+std::optional<uint64_t> DecodeFenceAnnotation(std::string_view line);
 
 }  // namespace latch::aof

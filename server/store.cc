@@ -134,12 +134,17 @@ void Store::Replay(const aof::Record& r, ReplayClock& clock) {
       clock.have_mark = true;
       clock.mark = r.clock;
       return;
+    case aof::Op::kFence:
+      // The token of the key the next SET stores.
+      clock.pending_token = r.token;
+      return;
     case aof::Op::kSet: {
       // A lease that has ended since is still applied: a later record may
       // extend it or remove its end (PERSIST), exactly as it did live.
       // FinishReplay() drops what is expired once every record is in.
       int64_t deadline = r.unix_ms != 0 ? NonZero(clock.Deadline(r.unix_ms)) : kNoDeadline;
       keys_.Set(r.key, r.value, deadline);
+      clock.pending_token = 0;
       return;
     }
     case aof::Op::kDel:

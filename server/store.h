@@ -60,6 +60,8 @@ struct ReplayClock {
   // The relation of the last annotation read.
   bool have_mark = false;
   aof::ClockMark mark;
+  // A fence annotation read, for the SET that follows it.
+  uint64_t pending_token = 0;
   // Counters for the start-up report.
   uint64_t foreign_times = 0;
   uint64_t expired = 0;

@@ -144,6 +144,7 @@ void ApplyToModel(Model& m, const latch::aof::Record& r, latch::TimeSnapshot now
     case Op::kFlushAll:
       m.keys.clear();
       return;
+    case Op::kFence:
     case Op::kSelect:
     case Op::kMulti:
     case Op::kExec:
@@ -190,7 +191,9 @@ Verdict Frame(std::string_view log, Model& model, latch::TimeSnapshot now) {
       }
       len = nl + 1;
       std::string_view line = in.substr(0, nl);
-      if (line.substr(0, 13) != "#latch-clock ") {
+      bool clock = line.substr(0, 13) == "#latch-clock ";
+      bool fence = line.substr(0, 13) == "#latch-fence ";
+      if (!clock && !fence) {
         pos += len;
         if (!in_tx) v.safe_offset = pos;
         continue;
@@ -199,14 +202,25 @@ Verdict Frame(std::string_view log, Model& model, latch::TimeSnapshot now) {
         v.kind = Verdict::kCorrupt;
         break;
       }
-      auto mark = latch::aof::DecodeClockAnnotation(line.substr(0, line.size() - 1));
-      if (!mark) {
-        v.kind = Verdict::kCorrupt;
-        break;
+      std::string_view body = line.substr(0, line.size() - 1);
+      if (clock) {
+        auto mark = latch::aof::DecodeClockAnnotation(body);
+        if (!mark) {
+          v.kind = Verdict::kCorrupt;
+          break;
+        }
+        rec.op = latch::aof::Op::kClock;
+        rec.clock = *mark;
+      } else {
+        auto token = latch::aof::DecodeFenceAnnotation(body);
+        if (!token) {
+          v.kind = Verdict::kCorrupt;
+          break;
+        }
+        rec.op = latch::aof::Op::kFence;
+        rec.token = *token;
       }
       is_annotation = true;
-      rec.op = latch::aof::Op::kClock;
-      rec.clock = *mark;
     } else {
       parser.Reset();
       auto res = parser.Parse(in, limits);
@@ -244,8 +258,13 @@ Verdict Frame(std::string_view log, Model& model, latch::TimeSnapshot now) {
         std::vector<std::string_view> views(args.begin(), args.end());
         latch::aof::Record r;
         if (!args.empty() && args[0] == "#") {
-          r.op = latch::aof::Op::kClock;
-          r.clock = *latch::aof::DecodeClockAnnotation(args[1]);
+          if (args[1].rfind("#latch-clock ", 0) == 0) {
+            r.op = latch::aof::Op::kClock;
+            r.clock = *latch::aof::DecodeClockAnnotation(args[1]);
+          } else {
+            r.op = latch::aof::Op::kFence;
+            r.token = *latch::aof::DecodeFenceAnnotation(args[1]);
+          }
         } else {
           latch::aof::Decode(views, &r);
         }
@@ -260,7 +279,7 @@ Verdict Frame(std::string_view log, Model& model, latch::TimeSnapshot now) {
       continue;
     }
     if (in_tx) {
-      if (rec.op == latch::aof::Op::kClock) {
+      if (rec.op == latch::aof::Op::kClock || rec.op == latch::aof::Op::kFence) {
         std::string line(in.substr(0, len - 2));
         tx.push_back({"#", line});
       } else {
