@@ -1,0 +1,181 @@
+"""Red-team reproductions: each test here demonstrates a way latch breaks one
+of its stated safety promises (README "Durability" / "Lock safety",
+docs/architecture.md, server/lease_policy.h). Each test asserts the
+PROMISED behaviour, so it FAILS on the current code while the break exists.
+
+Run: cd tests/integration && LATCH_BUILD_DIR=... LATCH_SOURCE_DIR=... \
+     python3 -m pytest -q -p no:cacheprovider test_redteam.py
+"""
+
+import os
+import subprocess
+import time
+
+import pytest
+
+import latchtest as lt
+from durable import Node, wait_until
+
+DEBUG = ("--enable-debug-command", "yes")
+INT64_MAX = 9223372036854775807
+
+
+def is_quarantine_error(reply):
+    return isinstance(reply, lt.RespError) and reply.text.startswith(b"QUARANTINE ")
+
+
+def quarantined(node):
+    info = node.info("latch")
+    brief = {k: info.get(k) for k in ("quarantine", "quarantine_remaining_ms",
+                                      "quarantine_reason")}
+    return info["quarantine"] == "1", int(info["quarantine_remaining_ms"]), brief
+
+
+def read_state(node):
+    with open(os.path.join(node.data, "latch.state")) as f:
+        return f.read()
+
+
+# ------------------------------------------------------------------------------
+# BREAK 1: CONFIG SET appendfsync always -> no while the state record cannot be
+# written. OnConfigChange ignores the failed WriteNow: CONFIG SET answers OK,
+# the writer stops fsyncing, but latch.state still says "fsync-always yes". A
+# grant pipelined just before the CONFIG SET (same loop iteration) is then
+# acknowledged after write() only; a power loss loses it and the restart sees
+# "crashed, but always throughout" -> no quarantine -> a second holder.
+# ------------------------------------------------------------------------------
+
+
+def test_weakening_appendfsync_while_the_state_record_fails_is_not_trusted(tmp_path):
+    node = Node(str(tmp_path), "--appendfsync", "always", *DEBUG).start()
+    # A first grant moves the durable horizon well ahead (PX 120 s + margin),
+    # so the next, shorter grant needs no record write of its own.
+    assert node.cmd("SET", "warm", "w", "NX", "PX", 120000) == b"OK"
+    with node.conn() as admin:
+        # The disk refuses the state record (EIO, a full disk for the tmp file…).
+        assert admin.cmd("DEBUG", "FAULT-IO", "state-write", "EIO") == b"OK"
+    c = node.conn()
+    # One packet: the grant, then the operator's (or a config tool's) switch.
+    c.send(lt.encode("SET", "lock", "A", "NX", "PX", 60000) +
+           lt.encode("CONFIG", "SET", "appendfsync", "no"))
+    r1 = c.read(timeout=5)
+    r2 = c.read(timeout=5)
+    assert r1 == b"OK"  # client A holds the lock on this node
+    assert r2 == b"OK", r2  # the CONFIG SET was accepted although not recorded
+    c.close()
+    assert "fsync-always yes" in read_state(node), read_state(node)
+    node.power_loss()  # the machine loses power: the unsynced tail is gone
+    node.start()       # the operator's config file still says always
+    q, remaining, info = quarantined(node)
+    got_b = node.cmd("SET", "lock", "B", "NX", "PX", 60000)
+    node.stop()
+    # Promise: a restart that may have lost acknowledged leases refuses grants.
+    assert q and got_b != b"OK", ("no quarantine although A's acknowledged lock was lost; "
+                                  "B was granted it", got_b, info)
+
+
+# ------------------------------------------------------------------------------
+# BREAK 2: integer overflow in the quarantine end. Begin() computes
+# `now + *prev->ttl_cap` and `now + quarantine_ms` without saturation. With
+# a (huge) max-lock-ttl the bound wraps negative: an everysec crash restarts
+# without quarantine.
+# ------------------------------------------------------------------------------
+
+
+def test_a_huge_max_lock_ttl_does_not_cancel_the_quarantine(tmp_path):
+    # appendfsync no: the power loss really loses A's record (under everysec
+    # the first background fsync starts at once and usually saves it).
+    node = Node(str(tmp_path), "--appendfsync", "no", "--max-lock-ttl", INT64_MAX,
+                *DEBUG).start()
+    assert node.cmd("SET", "lock", "A", "NX", "PX", 60000) == b"OK"
+    node.power_loss()
+    node.start()
+    q, remaining, info = quarantined(node)
+    got_b = node.cmd("SET", "lock", "B", "NX", "PX", 60000)
+    node.stop()
+    assert q and got_b != b"OK", ("B was granted the lock A still holds", got_b, info)
+
+
+def test_a_huge_quarantine_ms_does_not_cancel_the_quarantine(tmp_path):
+    node = Node(str(tmp_path), "--appendfsync", "no", *DEBUG).start()
+    assert node.cmd("SET", "lock", "A", "NX", "PX", 60000) == b"OK"
+    node.power_loss()
+    # latch.state lost (or damaged): the fallback duration applies. The
+    # operator asked for "practically forever".
+    os.unlink(os.path.join(node.data, "latch.state"))
+    node.start("--quarantine-ms", INT64_MAX)
+    q, remaining, info = quarantined(node)
+    got_b = node.cmd("SET", "lock", "B", "NX", "PX", 60000)
+    node.stop()
+    assert q and got_b != b"OK", ("B was granted the lock A still holds", got_b, info)
+
+
+def test_quarantine_always_with_a_huge_quarantine_ms_quarantines(tmp_path):
+    node = Node(str(tmp_path), "--appendfsync", "everysec", "--quarantine", "always",
+                "--quarantine-ms", INT64_MAX, *DEBUG).start()
+    q, remaining, info = quarantined(node)
+    node.stop()
+    assert q, info
+
+
+# ------------------------------------------------------------------------------
+# BREAK 3: the documented repair path. A log damaged in its middle stops the
+# start with "repair it with: latch-check-aof --fix". --fix cuts everything
+# after the damage, acknowledged leases included, and leaves latch.state
+# saying "clean" (or "always throughout"): the next start trusts the log and
+# does not quarantine.
+# ------------------------------------------------------------------------------
+
+
+def test_repairing_the_log_with_check_aof_fix_quarantines(tmp_path):
+    node = Node(str(tmp_path), "--appendfsync", "always", *DEBUG).start()
+    assert node.cmd("SET", "before", "x") == b"OK"
+    size_before = os.path.getsize(node.aof)
+    assert node.cmd("SET", "after", "y") == b"OK"
+    assert node.cmd("SET", "lock", "A", "NX", "PX", 120000) == b"OK"
+    node.stop()  # clean
+    # A damaged sector in the middle of the log (one byte of the 'after' record).
+    with open(node.aof, "r+b") as f:
+        f.seek(size_before)
+        f.write(b"?")
+    rc, out = node.run_to_exit()
+    assert rc != 0 and "latch-check-aof --fix" in out, out
+    tool = os.path.join(lt.build_dir(), "tools", "latch-check-aof")
+    if not os.path.exists(tool):
+        tool = os.path.join(lt.build_dir(), "latch-check-aof")
+    p = subprocess.run([tool, "--fix", "--yes", node.aof], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT)
+    assert p.returncode == 0, p.stdout
+    node.start()
+    q, remaining, info = quarantined(node)
+    got_b = node.cmd("SET", "lock", "B", "NX", "PX", 60000)
+    node.stop()
+    assert q and got_b != b"OK", ("no quarantine after a repair that dropped acknowledged "
+                                  "leases; B was granted the lock A holds", got_b, info)
+
+
+# ------------------------------------------------------------------------------
+# BREAK 4 (claim 5): a replayed lease outlives the horizon. When the previous
+# record carries no horizon (every lease it knew had ended), foreign_bound is
+# 0 and Deadline() does not clamp: a lease written on another clock is
+# converted with today's wall clock, unbounded.
+# ------------------------------------------------------------------------------
+
+
+def test_no_replayed_lease_outlives_the_horizon_on_another_clock(tmp_path):
+    node = Node(str(tmp_path), "--appendfsync", "always", *DEBUG).start()
+    assert node.cmd("SET", "lock", "A", "NX", "PX", 1500) == b"OK"
+    node.stop()  # clean; the log holds SET lock A PXAT t (never a DEL)
+    # Wait out the lease and the recorded horizon (PX + margin of >= 1 s).
+    time.sleep(4)
+    node.start()  # same clock: the lease has ended, replay drops it
+    assert node.cmd("GET", "lock") is None
+    node.stop()   # this run granted nothing: its record says "horizon none"
+    assert "horizon none" in read_state(node), read_state(node)
+    # Reboot (another clock) with the wall clock an hour behind.
+    node.start("--debug-clock-id", "after-reboot", "--debug-wall-offset-ms", -3600 * 1000)
+    q, remaining, info = quarantined(node)
+    value, pttl = node.cmd("GET", "lock"), node.cmd("PTTL", "lock")
+    node.stop()
+    # Promise: no replayed lease outlives the horizon (none is alive).
+    assert value is None, ("an ended lease came back", value, pttl, info)
