@@ -179,3 +179,32 @@ def test_no_replayed_lease_outlives_the_horizon_on_another_clock(tmp_path):
     node.stop()
     # Promise: no replayed lease outlives the horizon (none is alive).
     assert value is None, ("an ended lease came back", value, pttl, info)
+
+
+# ------------------------------------------------------------------------------
+# BREAK 5: "until an operator ends it" is recorded as forgotten-until INT64_MAX;
+# on another clock Translate() computes now + (INT64_MAX - written_at), which
+# overflows whenever the new clock reads more than the old one did (another
+# host with a longer uptime, a time namespace, --debug-clock-id here): the
+# quarantine in progress silently ends.
+# ------------------------------------------------------------------------------
+
+
+def test_an_operator_ended_quarantine_survives_a_move_to_another_clock(tmp_path):
+    node = Node(str(tmp_path), "--appendfsync", "no", *DEBUG).start()
+    assert node.cmd("SET", "lock", "A", "NX", "PX", 120000) == b"OK"
+    node.power_loss()  # A's record is lost with the page cache
+    # …and latch.state with it (or it is damaged): no record says for how long.
+    os.unlink(os.path.join(node.data, "latch.state"))
+    node.start()
+    q, remaining, info = quarantined(node)
+    assert q and remaining == -1, info  # until an operator ends it
+    node.stop()
+    assert "forgotten-until 9223372036854775807" in read_state(node), read_state(node)
+    # The volume is attached to another host (another boot clock).
+    node.start("--debug-clock-id", "another-host")
+    q, remaining, info = quarantined(node)
+    got_b = node.cmd("SET", "lock", "B", "NX", "PX", 60000)
+    node.stop()
+    assert q and got_b != b"OK", ("the quarantine in progress ended by itself on another "
+                                  "clock; B was granted A's lock", got_b, info)
