@@ -208,3 +208,41 @@ def test_an_operator_ended_quarantine_survives_a_move_to_another_clock(tmp_path)
     node.stop()
     assert q and got_b != b"OK", ("the quarantine in progress ended by itself on another "
                                   "clock; B was granted A's lock", got_b, info)
+
+
+# ------------------------------------------------------------------------------
+# BREAK 6: damage inside the LAST record of a cleanly shut-down log (one digit
+# of a bulk length) looks like a torn tail: the reader waits for bytes that
+# never come, Replay::Truncated() cuts the file there (destroying the
+# acknowledged record) and, since latch.state says "clean", the start does not
+# quarantine. A clean shutdown can never leave a torn tail, so this is
+# corruption, which the README says stops the start.
+# ------------------------------------------------------------------------------
+
+
+def test_a_damaged_last_record_after_a_clean_shutdown_is_not_taken_for_a_torn_tail(tmp_path):
+    node = Node(str(tmp_path), "--appendfsync", "always", *DEBUG).start()
+    assert node.cmd("SET", "lock", "A", "NX", "PX", 120000) == b"OK"
+    node.stop()  # clean, fully synced
+    with open(node.aof, "rb") as f:
+        data = f.read()
+    # The last record is SET lock A PXAT <13 digits>: "$13\r\n" -> "$93\r\n".
+    at = data.rfind(b"$13\r\n")
+    assert at > 0, data
+    damaged = data[:at] + b"$93\r\n" + data[at + 5:]
+    with open(node.aof, "wb") as f:
+        f.write(damaged)
+    rc_out = None
+    try:
+        node.start()
+    except Exception as e:  # refusing to start would be the promised behaviour
+        rc_out = str(e)
+    if rc_out is not None:
+        return
+    q, remaining, info = quarantined(node)
+    got_b = node.cmd("SET", "lock", "B", "NX", "PX", 60000)
+    log = node.log_text()
+    node.stop()
+    assert q and got_b != b"OK", ("damage in a clean log was cut off as a torn tail, no "
+                                  "quarantine; B was granted A's lock", got_b, info,
+                                  [l for l in log.splitlines() if "short read" in l])
