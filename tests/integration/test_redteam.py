@@ -287,3 +287,31 @@ def test_doc_quarantine_always_waits_for_a_known_horizon(tmp_path):
     q, remaining, info = quarantined(node)
     node.stop()
     assert q and remaining > 30000, info
+
+
+# ------------------------------------------------------------------------------
+# FINDING (atomicity, low severity): a known script's writes are logged as
+# separate records, not bracketed by MULTI/EXEC (Redis wraps a script's effects
+# in MULTI/EXEC in its AOF). A log torn between them (power loss mid-write)
+# replays half the script: redlock-universal's batch acquire leaves k1 locked
+# and k2 free, although the script is documented as one atomic command.
+# ------------------------------------------------------------------------------
+
+
+def test_a_torn_log_never_replays_half_a_script(tmp_path):
+    node = Node(str(tmp_path), "--appendfsync", "always", *DEBUG).start()
+    size0 = os.path.getsize(node.aof)
+    r = node.cmd("EVALSHA", "514d8d1b08387624661da2a9098d3949b633eb3a", 2, "k1", "k2",
+                 "tokA", "tokA", 120000)
+    assert r == [1, 2], r
+    node.stop()
+    with open(node.aof, "rb") as f:
+        data = f.read()
+    # Tear the tail inside the script's second record, as a power loss mid-write can.
+    second = data.index(b"*5\r\n", data.index(b"k1", size0))
+    with open(node.aof, "wb") as f:
+        f.write(data[:second + 10])
+    node.start()
+    k1, k2 = node.cmd("GET", "k1"), node.cmd("GET", "k2")
+    node.stop()
+    assert (k1 is None) == (k2 is None), ("half a script replayed", k1, k2)
