@@ -315,3 +315,35 @@ def test_a_torn_log_never_replays_half_a_script(tmp_path):
     k1, k2 = node.cmd("GET", "k1"), node.cmd("GET", "k2")
     node.stop()
     assert (k1 is None) == (k2 is None), ("half a script replayed", k1, k2)
+
+
+# ------------------------------------------------------------------------------
+# BREAK 7: a run that starts without a trustworthy record (latch.state missing
+# or damaged: the documented quarantine-ms fallback) replays live leases from
+# the log, but its own record never covers them: carried_horizon_ comes only
+# from the previous record, and Start() writes "horizon none". After a reboot
+# (another clock) the next run clamps every replayed lease to that (missing)
+# horizon / the short fallback, drops A's lock after quarantine-ms and grants
+# it to B while A's lease has minutes left.
+# ------------------------------------------------------------------------------
+
+
+def test_leases_replayed_without_a_record_are_covered_by_the_next_record(tmp_path):
+    node = Node(str(tmp_path), "--appendfsync", "always", "--quarantine-ms", 2000,
+                *DEBUG).start()
+    assert node.cmd("SET", "lock", "A", "NX", "PX", 600000) == b"OK"  # 10 minutes
+    node.stop()
+    os.unlink(os.path.join(node.data, "latch.state"))  # lost (or damaged)
+    node.start()
+    assert node.cmd("GET", "lock") == b"A"  # the log still knows A's lock exactly
+    assert node.cmd("PTTL", "lock") > 590000
+    node.stop()
+    state = read_state(node)
+    node.start("--debug-clock-id", "after-reboot")
+    q, remaining, info = quarantined(node)
+    pttl = node.cmd("PTTL", "lock")
+    time.sleep(remaining / 1000.0 + 0.5)
+    got_b = node.cmd("SET", "lock", "B", "NX", "PX", 60000)
+    node.stop()
+    assert got_b != b"OK", ("A's 10-minute lock was dropped after the fallback "
+                            "quarantine and granted to B", got_b, pttl, info, state)
