@@ -1,6 +1,13 @@
 #include "log/record.h"
 
+#include <fcntl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <charconv>
+#include <cstdio>
+#include <ctime>
 
 #include "protocol/request_writer.h"
 #include "protocol/text.h"
@@ -63,6 +70,43 @@ void Batch::Clock(const ClockMark& mark) {
   rep_ += ' ';
   AppendInt(rep_, mark.unix_ms);
   rep_ += "\r\n";
+}
+
+void Batch::LogId(std::string_view id) {
+  rep_ += "#latch-log ";
+  rep_ += id;
+  rep_ += "\r\n";
+}
+
+std::string NewLogId() {
+  uint64_t v = 0;
+  if (::getrandom(&v, sizeof(v), 0) != sizeof(v)) {
+    // No entropy source: the time and the pid still make a collision with an
+    // older log of this directory very unlikely.
+    v = static_cast<uint64_t>(::time(nullptr)) * 1'000'003u ^ static_cast<uint64_t>(::getpid());
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+LogIdentity ReadLogIdentity(const std::string& path) {
+  LogIdentity out;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  out.exists = true;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0) out.size = static_cast<uint64_t>(st.st_size);
+  char buf[64];
+  ssize_t n = ::read(fd, buf, sizeof(buf));
+  ::close(fd);
+  constexpr std::string_view kPrefix = "#latch-log ";
+  std::string_view head(buf, n > 0 ? static_cast<size_t>(n) : 0);
+  if (head.substr(0, kPrefix.size()) == kPrefix) {
+    size_t end = head.find("\r\n");
+    if (end != std::string_view::npos) out.id = std::string(head.substr(kPrefix.size(), end - kPrefix.size()));
+  }
+  return out;
 }
 
 void Batch::Fence(uint64_t token) {

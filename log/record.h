@@ -17,8 +17,14 @@
 // and two annotations, lines that Redis's loader and redis-check-aof skip
 // (Redis 7 writes `#TS:` annotations the same way):
 //
+//   #latch-log <id>\r\n           the first line of a log file: which file this is
 //   #latch-clock <clock-id> <boot-ms> <unix-ms>\r\n
 //   #latch-fence <token>\r\n      the key of the next SET holds this fencing token
+//
+// The log's id ties it to the state record (server/state_record.h): a run
+// records which log, and how much of it, its promises rest on, so a log
+// repaired, restored from a backup or damaged since is not trusted for them.
+// Each new file (a fresh log, a rewrite) gets a new random id.
 //
 // A lease in memory is a deadline on CLOCK_BOOTTIME, but the log speaks Unix
 // time, because that is what Redis's PXAT means. The annotation states the
@@ -66,6 +72,8 @@ class Batch {
   void Multi();
   void Exec();
   void Clock(const ClockMark& mark);
+  // The first line of a new log file.
+  void LogId(std::string_view id);
   // The fencing token of the key the next SET record stores.
   void Fence(uint64_t token);
 
@@ -110,5 +118,18 @@ std::string Decode(std::span<const std::string_view> args, Record* out);
 std::optional<ClockMark> DecodeClockAnnotation(std::string_view line);
 // Decodes `#latch-fence <token>` (without CRLF); nullopt if damaged.
 std::optional<uint64_t> DecodeFenceAnnotation(std::string_view line);
+
+// A new random log id (16 hex digits).
+std::string NewLogId();
+
+// What a log file is, without reading it all: whether it exists, its size,
+// and the id on its first line (empty for a log without one: written by
+// Redis or an older latch).
+struct LogIdentity {
+  bool exists = false;
+  uint64_t size = 0;
+  std::string id;
+};
+LogIdentity ReadLogIdentity(const std::string& path);
 
 }  // namespace latch::aof

@@ -66,9 +66,13 @@ class Writer {
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;
 
-  // Opens the log for appending, creating it if needed. An error text on failure.
+  // Opens the log for appending, creating it if needed (a new file starts
+  // with its id line, fsynced). An error text on failure.
   std::optional<std::string> Open();
   const std::string& path() const { return path_; }
+  // The id of the log file in use (empty for a file without one), and how
+  // many rewrites replaced it so far (the id changes with each).
+  const std::string& log_id() const { return log_id_; }
 
   void set_policy(SyncPolicy p) { policy_ = p; }
   SyncPolicy policy() const { return policy_; }
@@ -136,6 +140,8 @@ class Writer {
   std::optional<std::string> StartRewriteNow(int64_t now_ms);
 
   std::string path_;
+  std::string log_id_;
+  std::string rewrite_id_;  // the id of the file a running rewrite writes
   SyncPolicy policy_;
   BackgroundIo& bio_;
   UniqueFd fd_;
