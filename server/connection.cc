@@ -212,7 +212,7 @@ void Connection::Flush() {
   }
   if (!delayed_.empty()) {
     // FAULT DELAY: the first reply still waiting caps what may leave.
-    uint64_t now = RealMs();
+    uint64_t now = RealUs();
     while (!delayed_.empty() && delayed_.front().second <= now) delayed_.erase(delayed_.begin());
     if (!delayed_.empty()) sendable = std::min(sendable, delayed_.front().first);
   }

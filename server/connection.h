@@ -76,9 +76,9 @@ class Connection final : public Session {
 
   // ---- the test bench (server/faults.h)
   // FAULT DELAY: output from byte `from` onward may not leave before
-  // `due_ms` (RealMs(): real time, whatever the lease clock does). Replies
+  // `due_us` (RealUs(): real time, whatever the lease clock does). Replies
   // keep their order: one after a delayed reply waits behind it.
-  void DelayOutput(size_t from, uint64_t due_ms) { delayed_.emplace_back(from, due_ms); }
+  void DelayOutput(size_t from, uint64_t due_us) { delayed_.emplace_back(from, due_us); }
   // The due time of the first delayed reply still waiting after `now`; 0:
   // none.
   uint64_t next_delay_due(uint64_t now = 0) const;

@@ -13,8 +13,8 @@
 
 namespace latch {
 
-uint64_t RealMs() {
-  return uv_hrtime() / 1'000'000;
+uint64_t RealUs() {
+  return uv_hrtime() / 1000;
 }
 
 namespace {
@@ -56,7 +56,7 @@ void Faults::Note(const std::string& what) {
   log::Warning("FAULT {}", what);
   if (history_ != nullptr) history_->Fault(what);
   last_fault_ = what;
-  last_fault_real_ms_ = static_cast<int64_t>(RealMs());
+  last_fault_real_us_ = static_cast<int64_t>(RealUs());
 }
 
 // ---------------------------------------------------------------- clocks
@@ -164,8 +164,9 @@ std::string Faults::InfoSection() const {
   }
   field("last_fault", last_fault_);
   field("last_fault_ms_ago",
-        last_fault_.empty() ? std::string("-1")
-                            : std::to_string(static_cast<int64_t>(RealMs()) - last_fault_real_ms_));
+        last_fault_.empty()
+            ? std::string("-1")
+            : std::to_string((static_cast<int64_t>(RealUs()) - last_fault_real_us_) / 1000));
   return out;
 }
 
@@ -245,7 +246,7 @@ void Faults::AfterCommand(Connection& c, const CommandSpec* cmd, size_t reply_st
     return;
   }
   if (delay > 0 && c.output().size() > reply_start) {
-    uint64_t due = RealMs() + static_cast<uint64_t>(delay);
+    uint64_t due = RealUs() + static_cast<uint64_t>(delay) * 1000;
     c.DelayOutput(reply_start, due);
     ArmTimer(due);
   }
@@ -265,23 +266,24 @@ void Faults::ApplyPartitions() {
       // Reading resumes now; what it had sent meanwhile runs from the timer,
       // outside the FAULT command that ended the partition.
       c.Unstall();
-      ArmTimer(RealMs());
+      ArmTimer(RealUs());
     }
   });
 }
 
 // ---------------------------------------------------------------- the delay timer
 
-void Faults::ArmTimer(uint64_t due_ms) {
+void Faults::ArmTimer(uint64_t due_us) {
   if (!timer_.initialized()) {
     uv_timer_init(server_.loop(), timer_.get());
     timer_.MarkInitialized();
     timer_->data = this;
   }
-  if (timer_due_ != 0 && timer_due_ <= due_ms) return;
-  timer_due_ = due_ms;
-  uint64_t now = RealMs();
-  uv_timer_start(timer_.get(), OnTimer, due_ms > now ? due_ms - now : 0, 0);
+  if (timer_due_ != 0 && timer_due_ <= due_us) return;
+  timer_due_ = due_us;
+  uint64_t now = RealUs();
+  // libuv's timers count whole ms: round up, never fire early.
+  uv_timer_start(timer_.get(), OnTimer, due_us > now ? (due_us - now + 999) / 1000 : 0, 0);
 }
 
 void Faults::OnTimer(uv_timer_t* t) {
@@ -290,7 +292,7 @@ void Faults::OnTimer(uv_timer_t* t) {
 
 void Faults::ReleaseDueReplies() {
   timer_due_ = 0;
-  uint64_t now = RealMs();
+  uint64_t now = RealUs();
   uint64_t next = 0;
   server_.ForEachSession([&](Session& s) {
     auto& c = static_cast<Connection&>(s);

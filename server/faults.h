@@ -119,7 +119,7 @@ class Faults {
  private:
   bool Matches(const Rule& r, const Session& s, const CommandSpec* cmd) const;
   void Note(const std::string& what);  // log, history, last fault
-  void ArmTimer(uint64_t due_ms);
+  void ArmTimer(uint64_t due_us);
   static void OnTimer(uv_timer_t* t);
   void ReleaseDueReplies();
   void WarpChanged();
@@ -136,14 +136,14 @@ class Faults {
   bool warped_ = false;
   uint64_t hits_ = 0;
   std::string last_fault_;
-  int64_t last_fault_real_ms_ = 0;
+  int64_t last_fault_real_us_ = 0;
   std::mt19937_64 rng_{0x1a7c4f};
   UvHandle<uv_timer_t> timer_;
-  uint64_t timer_due_ = 0;  // 0: not armed
+  uint64_t timer_due_ = 0;  // RealUs(); 0: not armed
 };
 
-// Milliseconds of real monotonic time (uv_hrtime): what DELAY waits on,
+// Microseconds of real monotonic time (uv_hrtime): what DELAY waits on,
 // whatever FAULT CLOCK does to the lease clock.
-uint64_t RealMs();
+uint64_t RealUs();
 
 }  // namespace latch
