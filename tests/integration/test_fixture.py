@@ -300,3 +300,15 @@ def chromium_screenshot(tmp_path, page):
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=90)
     assert r.returncode == 0 and os.path.exists(png), r.stderr[-2000:]
     return png
+
+
+def test_latch_chaos_draws_the_same_page(tmp_path):
+    """latch-chaos --page writes its run through the same page code."""
+    page = str(tmp_path / "chaos.html")
+    r = subprocess.run([os.path.join(lt.build_dir(), "tools", "latch-chaos"), "--nodes", "3",
+                        "--workers", "2", "--duration", "2s", "--seed", "3", "--page", page],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
+    assert r.returncode == 0 and "violations: 0" in r.stdout, r.stdout
+    html = open(page).read()
+    assert '<rect class="hold"' in html and "worker 1" in html and "node 2" in html
+    assert '<div id="verdict" class="good">0 violations</div>' in html
