@@ -6,16 +6,39 @@
 
 namespace latch {
 
-int64_t SystemClock::MonoMs() const {
+int64_t SystemClock::RealMonoUs() const {
   // CLOCK_BOOTTIME: monotonic like CLOCK_MONOTONIC, but it keeps counting
   // while the machine is suspended. A lease must expire after its TTL in real
   // time, as the other RedLock nodes and the clients measure it; a clock that
   // stopped during a suspend would keep a lock alive too long.
   timespec ts;
   clock_gettime(CLOCK_BOOTTIME, &ts);
-  // +1 keeps the value strictly positive even right after boot: 0 means "no
-  // deadline" in the keyspace.
-  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000 + 1;
+  // +1 ms keeps the value strictly positive even right after boot: 0 means
+  // "no deadline" in the keyspace.
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000 + ts.tv_nsec / 1000 + 1000;
+}
+
+int64_t SystemClock::MonoMs() const {
+  int64_t real = RealMonoUs();
+  if (!warped_.load(std::memory_order_acquire)) return real / 1000;
+  // A warped clock (FAULT CLOCK RATE/JUMP): the virtual reading goes on from
+  // where the last warp left it, at the new speed.
+  return (anchor_mono_us_ +
+          static_cast<int64_t>(static_cast<double>(real - anchor_real_us_) * rate_)) /
+         1000;
+}
+
+bool SystemClock::WarpMono(double rate, int64_t jump_ms) {
+  if (rate < 0 || jump_ms < 0) return false;  // the boot clock never goes back
+  // Re-anchor at the current virtual reading, so the clock is continuous
+  // across a change of speed and only ever moves forward.
+  int64_t real = RealMonoUs();
+  int64_t now = MonoMs() * 1000;
+  anchor_real_us_ = real;
+  anchor_mono_us_ = now + jump_ms * 1000;
+  rate_ = rate;
+  warped_.store(true, std::memory_order_release);
+  return true;
 }
 
 int64_t SystemClock::WallUs() const {
@@ -25,7 +48,11 @@ int64_t SystemClock::WallUs() const {
 }
 
 std::string SystemClock::Id() const {
-  if (!id_override_.empty()) return id_override_;
+  std::string id = id_override_.empty() ? RealId() : id_override_;
+  return warped_ ? id + "+warped" : id;
+}
+
+std::string SystemClock::RealId() const {
   // The boot: a random id the kernel picks at each boot.
   std::string boot;
   std::ifstream("/proc/sys/kernel/random/boot_id") >> boot;

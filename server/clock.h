@@ -33,6 +33,10 @@ class Clock {
   // Tests: shifts the wall clock by `ms` from the real one (a step). False
   // where not supported.
   virtual bool SetWallOffsetMs(int64_t) { return false; }
+  // Fault injection (FAULT CLOCK, server/faults.h): from now on MonoMs()
+  // runs at `rate` times real speed, after jumping `jump_ms` forward. The
+  // reading stays continuous and never goes back. False where not supported.
+  virtual bool WarpMono(double /*rate*/, int64_t /*jump_ms*/) { return false; }
 };
 
 // CLOCK_BOOTTIME and CLOCK_REALTIME. The test knobs (debug-wall-offset-ms,
@@ -49,10 +53,24 @@ class SystemClock final : public Clock {
     return true;
   }
   void set_id_override(std::string id) { id_override_ = std::move(id); }
+  // FAULT CLOCK. Once warped, Id() names another clock ("<id>+warped"): the
+  // times this run records (the log's clock annotations, the lease policy's
+  // state record) are then on a clock no later run shares, so a restart
+  // trusts none of them (lease_policy.h: "another clock").
+  bool WarpMono(double rate, int64_t jump_ms) override;
 
  private:
+  int64_t RealMonoUs() const;
+  std::string RealId() const;
   std::atomic<int64_t> wall_offset_us_{0};
   std::string id_override_;
+  // The warp: mono = anchor_mono_us_ + (real - anchor_real_us_) * rate_.
+  // Set and read on the loop thread only; warped_ is atomic because the
+  // background thread may read the clock too.
+  std::atomic<bool> warped_{false};
+  double rate_ = 1.0;
+  int64_t anchor_real_us_ = 0;
+  int64_t anchor_mono_us_ = 0;
 };
 
 // A clock the tests move by hand.

@@ -196,6 +196,7 @@ void RegisterConfig(CommandRegistry& r);
 void RegisterIntrospection(CommandRegistry& r);
 void RegisterTransactions(CommandRegistry& r);
 void RegisterScripting(CommandRegistry& r);
+void RegisterFaults(CommandRegistry& r);  // fault.cc: the test bench
 }  // namespace commands
 
 }  // namespace latch

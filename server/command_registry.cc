@@ -142,6 +142,7 @@ CommandRegistry::CommandRegistry() {
   commands::RegisterIntrospection(*this);
   commands::RegisterTransactions(*this);
   commands::RegisterScripting(*this);
+  commands::RegisterFaults(*this);
   Index();
 }
 

@@ -242,6 +242,10 @@ std::vector<ConfigParam> BuildParams() {
   p.push_back(Int("debug-wall-offset-ms", &Config::debug_wall_offset_ms, -kLongMax / 4,
                   kLongMax / 4, false));
   p.push_back(String("debug-clock-id", &Config::debug_clock_id, false));
+  // The test bench (server/faults.h, server/history.h): start-up only, so a
+  // production node cannot be turned into one by CONFIG SET.
+  p.push_back(Bool("enable-fault-injection", &Config::enable_fault_injection, false));
+  p.push_back(String("history-file", &Config::history_file, false));
   return p;
 }
 

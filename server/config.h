@@ -79,6 +79,11 @@ struct Config {
   // or on another host).
   int64_t debug_wall_offset_ms = 0;
   std::string debug_clock_id;
+  // The test bench (server/faults.h, server/history.h): the FAULT command
+  // family, refused unless this is yes (start-up only), and a JSON-lines
+  // record of every grant, renewal, release and expiry (empty: none).
+  bool enable_fault_injection = false;
+  std::string history_file;
 
   // Where the config was read from (for INFO and the start-up line).
   std::string config_file;

@@ -5,6 +5,7 @@
 #include <new>
 
 #include "protocol/reply_writer.h"
+#include "server/faults.h"
 #include "server/log.h"
 #include "server/server.h"
 
@@ -43,7 +44,7 @@ void Connection::UpdateReadState() {
   if (closing_) return;
   // Stop reading while the client has a lot of unsent output (it is not
   // reading its replies) or once it is going away.
-  bool want = !close_after_reply_ && pending_output() < kPauseReadingAt;
+  bool want = !close_after_reply_ && !stalled_ && pending_output() < kPauseReadingAt;
   if (want && !reading_) {
     if (uv_read_start(reinterpret_cast<uv_stream_t*>(&tcp_), OnAlloc, OnRead) == 0) reading_ = true;
   } else if (!want && reading_) {
@@ -125,6 +126,11 @@ void Connection::ProcessInput() {
   const TimeSnapshot now = server_.Now();
   last_interaction_ms = now.mono;
   while (rbuf_start_ < rbuf_end_ && !close_after_reply_ && !closing_) {
+    // The test bench: a partitioned client's requests wait, unread.
+    if (server_.faults().active() && server_.faults().Stalls(*this)) {
+      stalled_ = true;
+      break;
+    }
     resp::ParseLimits limits;
     // Values are stored with 32-bit lengths: nothing longer can be a value.
     limits.max_bulk_len = std::min<int64_t>(config.proto_max_bulk_len, UINT32_MAX);
@@ -204,6 +210,12 @@ void Connection::Flush() {
       sendable = held_from;
     }
   }
+  if (!delayed_.empty()) {
+    // FAULT DELAY: the first reply still waiting caps what may leave.
+    uint64_t now = RealUs();
+    while (!delayed_.empty() && delayed_.front().second <= now) delayed_.erase(delayed_.begin());
+    if (!delayed_.empty()) sendable = std::min(sendable, delayed_.front().first);
+  }
   if (!write_in_flight_ && sendable > 0) {
     // Try to hand everything to the kernel right now; only what does not
     // fit goes through an asynchronous uv_write.
@@ -220,6 +232,7 @@ void Connection::Flush() {
     if (written < sendable) StartWrite(written, sendable - written);
     out_.erase(0, sendable);
     if (held_from != kNotHeld) held_from -= sendable;
+    for (auto& d : delayed_) d.first -= sendable;
     // Don't keep a huge buffer around after a big reply.
     if (out_.empty() && out_.capacity() > (1u << 20)) out_.shrink_to_fit();
   }
@@ -261,6 +274,22 @@ void Connection::OnWrite(uv_write_t* req, int status) {
   if (!c->closing_ && c->query_buffer_size() > 0 && c->pending_output() < kPauseReadingAt) {
     c->ProcessInput();
   }
+}
+
+uint64_t Connection::next_delay_due(uint64_t now) const {
+  for (const auto& [from, due] : delayed_) {
+    if (due > now) return due;
+  }
+  return 0;
+}
+
+void Connection::Unstall() {
+  stalled_ = false;
+  UpdateReadState();
+}
+
+void Connection::ProcessPending() {
+  if (!closing_ && !stalled_ && !close_after_reply_ && query_buffer_size() > 0) ProcessInput();
 }
 
 void Connection::ReleaseIdleBuffers() {

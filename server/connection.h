@@ -72,7 +72,21 @@ class Connection final : public Session {
   size_t held_from = kNotHeld;
   uint64_t held_until = 0;
   int fd() const;
-  int64_t output_soft_limit_since_ms = 0;  // when output first exceeded the soft limit
+  int64_t output_soft_limit_since_ms = 0;
+
+  // ---- the test bench (server/faults.h)
+  // FAULT DELAY: output from byte `from` onward may not leave before
+  // `due_us` (RealUs(): real time, whatever the lease clock does). Replies
+  // keep their order: one after a delayed reply waits behind it.
+  void DelayOutput(size_t from, uint64_t due_us) { delayed_.emplace_back(from, due_us); }
+  // The due time of the first delayed reply still waiting after `now`; 0:
+  // none.
+  uint64_t next_delay_due(uint64_t now = 0) const;
+  // FAULT PARTITION … STALL: nothing is read from a stalled client.
+  bool stalled() const { return stalled_; }
+  void Unstall();
+  // Runs requests that arrived while the client was stalled.
+  void ProcessPending();  // when output first exceeded the soft limit
 
  private:
   friend class Server;
@@ -107,6 +121,11 @@ class Connection final : public Session {
 
   std::string out_;       // replies not yet sent
   std::string inflight_;  // replies handed to uv_write, kept alive until it completes
+
+  // The test bench: delayed replies (start offset in out_, due time), oldest
+  // first; a stalled client (faults.h).
+  std::vector<std::pair<size_t, uint64_t>> delayed_;
+  bool stalled_ = false;
 
   // Intrusive list of the server's connections.
   Connection* prev_ = nullptr;

@@ -17,6 +17,7 @@
 
 namespace latch {
 
+class Faults;
 class Session;
 class WatchRegistry;
 
@@ -45,6 +46,9 @@ class ServerControl {
   virtual std::optional<std::string> StartRewrite(const TimeSnapshot& now) = 0;
   // DEBUG POWERLOSS: cut the log to what was fsynced and exit at once.
   [[noreturn]] virtual void SimulatePowerLoss() = 0;
+
+  // The test bench's faults (server/faults.h): FAULT's state.
+  virtual Faults& faults() = 0;
 
   // The INFO text for these sections (lower case; empty: the default set).
   virtual std::string Info(const std::vector<std::string>& sections, const TimeSnapshot& now) = 0;

@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "server/connection.h"
+#include "server/faults.h"
 #include "server/scripting/known_scripts.h"
 #include "server/server.h"
 
@@ -67,6 +68,11 @@ class InfoBuilder {
     if (want("replication", true)) ReplicationSection();
     if (want("cpu", true)) CpuSection();
     if (want("latch", true)) LatchSection();
+    // The test bench (faults.h): in the default set on a fault-injection node.
+    if (want("faults", s_.config().enable_fault_injection)) {
+      if (!out_.empty()) out_ += "\r\n";
+      out_ += s_.faults_->InfoSection();
+    }
     if (want("keyspace", true)) KeyspaceSection();
     return out_;
   }

@@ -115,6 +115,12 @@ class LeasePolicy {
   // At exit. `log_clean`: every acknowledged write is in the log and synced.
   void Shutdown(int64_t now, bool log_clean);
 
+  // The boot clock was warped (FAULT CLOCK, server/faults.h): records
+  // written from now on name `id`, which no later run shares, so the next
+  // start treats this run's times as another clock's (quarantine until the
+  // horizon, nothing assumed elapsed).
+  void set_clock_id(std::string id) { clock_id_ = std::move(id); }
+
   // ---- status (INFO latch)
   bool quarantined(int64_t now) const;
   int64_t remaining_ms(int64_t now) const;

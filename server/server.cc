@@ -10,6 +10,8 @@
 
 #include "protocol/reply_writer.h"
 #include "server/connection.h"
+#include "server/faults.h"
+#include "server/history.h"
 #include "server/log.h"
 #include "server/monitor.h"
 
@@ -34,6 +36,14 @@ void LogMessage(aof::Severity severity, const std::string& text) {
   }
 }
 
+// "127.0.0.1:7001": how the history names this node (the first bind
+// address, without the optional-address mark).
+std::string NodeName(const Config& config) {
+  std::string host = config.bind.empty() ? "127.0.0.1" : config.bind.front();
+  if (!host.empty() && host[0] == '-') host.erase(0, 1);
+  return host + ":" + std::to_string(config.port);
+}
+
 }  // namespace
 
 Server::Server(Config config, std::unique_ptr<Clock> clock)
@@ -53,6 +63,11 @@ Server::Server(Config config, std::unique_ptr<Clock> clock)
   store_.set_key_observer([this](std::string_view key) { watches_.Touched(key); });
   store_.set_flush_observer([this] { watches_.TouchedAll(); });
   store_.set_expiry_observer([this](std::string_view) { ++stats_.expired_keys; });
+  // The test bench (faults.h, history.h): the history file is opened by Run().
+  if (!config_.history_file.empty()) {
+    history_ = std::make_unique<History>(config_.history_file, NodeName(config_), *clock_);
+  }
+  faults_ = std::make_unique<Faults>(*this, history_.get());
 }
 
 Server::~Server() {
@@ -87,6 +102,14 @@ int Server::Run() {
   if (!Listen()) {
     CloseAll();
     return 1;
+  }
+  if (history_ != nullptr) {
+    if (auto err = history_->Open()) {
+      log::Warning("{}", *err);
+      CloseAll();
+      return 1;
+    }
+    store_.set_change_observer([this](const KeyChange& c) { history_->OnChange(c); });
   }
 
   uv_timer_init(&loop_, cron_timer_.get());
@@ -236,6 +259,7 @@ void Server::StopLoop() {
 
 void Server::CloseAll() {
   load_idle_.Close();
+  if (faults_ != nullptr) faults_->Close();
   acceptors_.clear();
   for (auto& l : listeners_) l.Close();
   listeners_.clear();
@@ -256,10 +280,15 @@ void Server::OnSignal(uv_signal_t* s, int signum) {
 
 void Server::Dispatch(Connection& client, std::span<const std::string_view> argv,
                       TimeSnapshot now) {
+  // The test bench: a client cut off by FAULT PARTITION is closed instead.
+  if (faults_->active() && faults_->Refuses(client)) {
+    client.CloseAfterReply();
+    return;
+  }
   resp::ReplyWriter reply(&client.output(), client.resp);
   size_t reply_start = client.output().size();
   uint64_t changes_before = store_.changes();
-  gate_.Execute(client, argv, now, reply);
+  const CommandSpec* cmd = gate_.Execute(client, argv, now, reply).cmd;
   // A reply that reports an effect leaves only once the log has the
   // effect's record (written; under appendfsync always also fsynced):
   // Connection::Flush holds it back until then. So a process crash never
@@ -271,6 +300,8 @@ void Server::Dispatch(Connection& client, std::span<const std::string_view> argv
     }
     client.held_until = log_->appended_end();
   }
+  // The test bench: FAULT DELAY / DROP of this reply.
+  if (faults_->active()) faults_->AfterCommand(client, cmd, reply_start);
 }
 
 void Server::OnClientOutput(Connection& c) {

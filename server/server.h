@@ -56,6 +56,8 @@
 namespace latch {
 
 class Connection;
+class Faults;
+class History;
 
 class Server final : public ServerControl {
  public:
@@ -107,6 +109,8 @@ class Server final : public ServerControl {
   aof::Writer* log() { return log_.get(); }
   bool loading() const { return gate_.loading(); }
   uv_loop_t* loop() { return &loop_; }
+  // The test bench (faults.h, history.h).
+  Faults& faults() override { return *faults_; }
 
   // ---- connection callbacks
   void OnClientOutput(Connection& c);  // c has output to flush before sleeping
@@ -196,8 +200,14 @@ class Server final : public ServerControl {
   uint64_t accept_errors_ = 0;  // since the last log line about them
   int64_t last_accept_error_log_ms_ = 0;
 
+  // The test bench: FAULT's state (always there, inert unless
+  // enable-fault-injection), and the history file (history-file).
+  std::unique_ptr<History> history_;
+  std::unique_ptr<Faults> faults_;
+
   friend class InfoBuilder;
   friend class Connection;
+  friend class Faults;
 };
 
 }  // namespace latch

@@ -14,6 +14,48 @@ int64_t NonZero(int64_t deadline) {
 
 }  // namespace
 
+// Captures `key` as it is before a mutator runs and tells the change
+// observer what it became, when the mutator returns. Inactive (one branch)
+// without an observer, and inside another Observed (SetDeadline → Delete).
+class Store::Observed {
+ public:
+  Observed(Store& store, std::string_view key) : store_(store), key_(key) {
+    if (!store_.on_change_ || store_.observing_++ > 0) return;
+    active_ = true;
+    if (const Keyspace::Entry* e = store_.keys_.Peek(key)) {
+      had_ = true;
+      old_value_ = e->value();
+      old_deadline_ = e->deadline;
+    }
+  }
+  ~Observed() {
+    if (!store_.on_change_) return;
+    --store_.observing_;
+    if (!active_) return;
+    KeyChange c;
+    c.key = key_;
+    c.had = had_;
+    c.old_value = old_value_;
+    c.old_deadline = old_deadline_;
+    if (const Keyspace::Entry* e = store_.keys_.Peek(key_)) {
+      c.has = true;
+      c.value = e->value();
+      c.deadline = e->deadline;
+    }
+    store_.on_change_(c);
+  }
+  Observed(const Observed&) = delete;
+  Observed& operator=(const Observed&) = delete;
+
+ private:
+  Store& store_;
+  std::string_view key_;
+  bool active_ = false;
+  bool had_ = false;
+  std::string old_value_;  // a copy: the write may free the entry
+  int64_t old_deadline_ = kNoDeadline;
+};
+
 int64_t ReplayClock::Deadline(int64_t unix_ms) {
   if (have_mark && mark.clock_id == clock_id) {
     // Written on this very clock: the boot-clock deadline it was converted
@@ -66,6 +108,17 @@ void Store::NoteClock(const TimeSnapshot& now) {
 
 void Store::OnExpired(std::string_view key) {
   if (on_expired_) on_expired_(key);
+  if (on_change_) {
+    // Told before the entry goes, so the expired value is still there.
+    const Keyspace::Entry* e = keys_.Peek(key);
+    KeyChange c{KeyChange::kExpire, key};
+    c.had = e != nullptr;
+    if (e != nullptr) {
+      c.old_value = e->value();
+      c.old_deadline = e->deadline;
+    }
+    on_change_(c);
+  }
   // A key removed because its lease passed is an effect like any other: the
   // log says DEL, so the log and memory agree.
   if (Note(key)) log_->Del(key);
@@ -78,6 +131,7 @@ void Store::EndTransaction() {
 
 void Store::Put(std::string_view key, std::string_view value, Lease lease,
                 const TimeSnapshot& now) {
+  Observed observed(*this, key);
   if (lease.kind == Lease::kUntil && lease.deadline < now.mono) {
     // Already in the past (EXAT/PXAT before now): the key ends up deleted.
     // Even when there was nothing to delete it counts as a write to the key
@@ -106,10 +160,12 @@ void Store::Put(std::string_view key, std::string_view value, Lease lease,
 }
 
 void Store::Delete(std::string_view key) {
+  Observed observed(*this, key);
   if (keys_.Erase(key) && Note(key)) log_->Del(key);
 }
 
 void Store::SetDeadline(std::string_view key, int64_t deadline, const TimeSnapshot& now) {
+  Observed observed(*this, key);
   if (deadline <= now.mono) {
     Delete(key);
     return;
@@ -120,10 +176,12 @@ void Store::SetDeadline(std::string_view key, int64_t deadline, const TimeSnapsh
 }
 
 void Store::Persist(std::string_view key) {
+  Observed observed(*this, key);
   if (keys_.SetDeadline(key, kNoDeadline) && Note(key)) log_->Persist(key);
 }
 
 void Store::Clear() {
+  if (on_change_) on_change_(KeyChange{KeyChange::kFlush});
   if (NoteFlush()) log_->FlushAll();  // first: WATCH needs to see which keys go
   keys_.Clear();
 }

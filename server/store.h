@@ -50,6 +50,20 @@ struct Lease {
   static Lease Until(int64_t deadline) { return {kUntil, deadline}; }
 };
 
+// One change to a key by a live write (never by replay): what it held before
+// and after. The history (server/history.h) tells grants, renewals, releases
+// and expiries apart from these.
+struct KeyChange {
+  enum Kind { kWrite, kExpire, kFlush } kind = kWrite;
+  std::string_view key;
+  bool had = false;  // before
+  std::string_view old_value;
+  int64_t old_deadline = kNoDeadline;
+  bool has = false;  // after
+  std::string_view value;
+  int64_t deadline = kNoDeadline;
+};
+
 // How replay converts the log's Unix times into deadlines.
 struct ReplayClock {
   std::string clock_id;  // this run's clock
@@ -86,12 +100,22 @@ class Store {
   // The next record with an absolute time repeats the clock annotation (a
   // rewrite started: the new file must state its own).
   void ForgetClockMark() { last_mark_valid_ = false; }
+  // The boot clock was warped (FAULT CLOCK): later annotations name `id`.
+  void set_clock_id(std::string id) {
+    clock_id_ = std::move(id);
+    last_mark_valid_ = false;
+  }
   // Told about every key a write changes, and about FLUSHALL before the
   // keys go: WATCH uses them.
   void set_key_observer(KeyObserver f) { on_key_ = std::move(f); }
   void set_flush_observer(std::function<void()> f) { on_flush_ = std::move(f); }
   // Told about every key that expires (INFO's expired_keys).
   void set_expiry_observer(KeyObserver f) { on_expired_ = std::move(f); }
+  // Told about every change a live write or an expiry makes to a key, with
+  // the value and deadline before and after (the history's hook). Unset, a
+  // write pays one branch for it.
+  using ChangeObserver = std::function<void(const KeyChange&)>;
+  void set_change_observer(ChangeObserver f) { on_change_ = std::move(f); }
 
   // ---- reads
   // The live entry for `key`, or nullptr. An expired key is removed on the
@@ -167,6 +191,11 @@ class Store {
   KeyObserver on_key_;
   std::function<void()> on_flush_;
   KeyObserver on_expired_;
+  // The change observer: Observed (store.cc) captures a key before a
+  // mutator runs and reports it after; only the outermost one reports.
+  class Observed;
+  ChangeObserver on_change_;
+  int observing_ = 0;
 };
 
 }  // namespace latch

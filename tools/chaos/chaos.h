@@ -42,6 +42,7 @@ struct Options {
   std::string appendonly = "yes";
   Millis ttl{1000};  // the lock's TTL, and the servers' max-lock-ttl
   std::string timeline;
+  std::string page;  // the shared HTML page (tools/history/page.h)
   std::string server;
   bool keep = false;
   bool verbose = false;

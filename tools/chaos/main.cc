@@ -38,6 +38,7 @@
 #include "tools/chaos/chaos.h"
 #include "tools/chaos/checker.h"
 #include "tools/chaos/cluster.h"
+#include "tools/chaos/page.h"
 #include "tools/chaos/schedule.h"
 #include "tools/chaos/timeline.h"
 #include "tools/chaos/workers.h"
@@ -131,6 +132,10 @@ int RunChaos(const Options& o, const std::vector<Fault>& schedule) {
   run.torn_tails_cut = cluster.torn_tails_cut();
 
   PrintReport(o, run);
+  if (!o.page.empty()) {
+    WritePage(o.page, o, run);
+    std::printf("page: %s\n", o.page.c_str());
+  }
   if (!o.timeline.empty()) {
     WriteTimeline(o.timeline, o, run);
     std::printf("timeline: %s\n", o.timeline.c_str());

@@ -39,6 +39,7 @@ const char kHelp[] =
     "  --ttl D              the lock's TTL, also the servers' max-lock-ttl, 100ms-10s\n"
     "                       (default 1s)\n"
     "  --timeline FILE      write an SVG picture of the run (open it in a browser)\n"
+    "  --page FILE          write the run as latch-fixture check's HTML page (tools/history/)\n"
     "  --server PATH        latch-server binary (default: next to this program's\n"
     "                       directory, or $LATCH_BUILD_DIR/latch-server)\n"
     "  --keep               keep the temporary directory (server logs, data)\n"
@@ -104,7 +105,8 @@ Options ParseOptions(int argc, char** argv) {
     kTimeline,
     kServer,
     kKeep,
-    kScheduleOnly
+    kScheduleOnly,
+    kPage
   };
   static const option kOptions[] = {
       {"nodes", required_argument, nullptr, kNodes},
@@ -119,6 +121,7 @@ Options ParseOptions(int argc, char** argv) {
       {"server", required_argument, nullptr, kServer},
       {"keep", no_argument, nullptr, kKeep},
       {"schedule-only", no_argument, nullptr, kScheduleOnly},
+      {"page", required_argument, nullptr, kPage},
       {"verbose", no_argument, nullptr, 'v'},
       {"help", no_argument, nullptr, 'h'},
       {nullptr, 0, nullptr, 0},
@@ -166,6 +169,9 @@ Options ParseOptions(int argc, char** argv) {
         break;
       case kTimeline:
         o.timeline = value;
+        break;
+      case kPage:
+        o.page = value;
         break;
       case kServer:
         o.server = value;

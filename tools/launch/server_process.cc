@@ -59,9 +59,11 @@ bool ToAddress(const std::string& host, uint16_t port, sockaddr_storage* out, so
   return false;
 }
 
-// One PING on a fresh connection. The reply, or nullopt when no well-formed
-// reply came before `timeout` (refused: not listening yet; silence: paused).
-std::optional<resp::Reply> Ping(const std::string& host, uint16_t port, Millis timeout) {
+// One command on a fresh connection. The reply, or nullopt when no
+// well-formed reply came before `timeout` (refused: not listening yet;
+// silence: paused).
+std::optional<resp::Reply> Call(const std::string& host, uint16_t port,
+                                const std::vector<std::string>& argv, Millis timeout) {
   sockaddr_storage addr;
   socklen_t len;
   if (!ToAddress(host, port, &addr, &len)) return std::nullopt;
@@ -83,7 +85,7 @@ std::optional<resp::Reply> Ping(const std::string& host, uint16_t port, Millis t
     }
   }
   std::string request;
-  resp::AppendRequest(request, {"PING"});
+  resp::AppendRequest(request, std::span<const std::string>(argv));
   if (::send(fd.get(), request.data(), request.size(), MSG_NOSIGNAL) !=
       static_cast<ssize_t>(request.size())) {
     return std::nullopt;
@@ -103,7 +105,36 @@ std::optional<resp::Reply> Ping(const std::string& host, uint16_t port, Millis t
   return std::nullopt;
 }
 
+std::optional<resp::Reply> Ping(const std::string& host, uint16_t port, Millis timeout) {
+  return Call(host, port, {"PING"}, timeout);
+}
+
 }  // namespace
+
+std::optional<std::string> CallText(const std::string& host, uint16_t port,
+                                    const std::vector<std::string>& argv, Millis timeout,
+                                    bool* is_error) {
+  auto r = Call(host, port, argv, timeout);
+  if (!r) return std::nullopt;
+  if (is_error != nullptr) *is_error = r->type == resp::Reply::Type::kError;
+  if (r->type == resp::Reply::Type::kInteger) return std::to_string(r->integer);
+  if (r->type == resp::Reply::Type::kArray) {
+    std::string out;
+    for (const resp::Reply& e : r->elements) out += e.str + "\n";
+    return out;
+  }
+  return r->str;
+}
+
+bool ProcessAlive(pid_t pid) {
+  if (pid <= 0 || ::kill(pid, 0) != 0) return false;
+  // A zombie answers kill(0) but is gone: the third field of stat is its state.
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  size_t paren = line.rfind(')');
+  return paren == std::string::npos || paren + 2 >= line.size() || line[paren + 2] != 'Z';
+}
 
 uint16_t FreePort(const std::string& host) {
   sockaddr_storage addr;
@@ -244,7 +275,7 @@ bool ServerProcess::WaitReady(Millis timeout) {
   const auto deadline = Clock::now() + timeout;
   while (running()) {
     int status;
-    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+    if (Exited(&status)) {
       Reaped(status);  // exited: port taken, bad options, a corrupt log…
       return false;
     }
@@ -269,20 +300,48 @@ std::optional<int> ServerProcess::Stop(Millis timeout) {
   return last_status_;
 }
 
+bool ServerProcess::Exited(int* status) {
+  *status = 0;
+  if (!adopted_) return ::waitpid(pid_, status, WNOHANG) == pid_;
+  // Not our child: gone when no live process has the pid (reaped by its
+  // new parent, or a zombie waiting for it). Reap it if it happens to be
+  // ours after all.
+  ::waitpid(pid_, status, WNOHANG);
+  return !ProcessAlive(pid_);
+}
+
 void ServerProcess::Kill() {
   if (!running()) return;
   ::kill(pid_, SIGKILL);
   int status = 0;
-  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  if (adopted_) {
+    while (!Exited(&status)) std::this_thread::sleep_for(Millis{1});
+  } else {
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
   }
   Reaped(status);
+}
+
+pid_t ServerProcess::Detach() {
+  pid_t pid = pid_;
+  pid_ = -1;
+  paused_ = false;
+  adopted_ = false;
+  return pid;
+}
+
+void ServerProcess::Adopt(pid_t pid, bool paused) {
+  pid_ = pid;
+  paused_ = paused;
+  adopted_ = true;
 }
 
 std::optional<int> ServerProcess::WaitExit(Millis timeout) {
   const auto deadline = Clock::now() + timeout;
   while (running()) {
     int status;
-    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+    if (Exited(&status)) {
       Reaped(status);
       return status;
     }
@@ -307,6 +366,7 @@ void ServerProcess::Resume() {
 void ServerProcess::Reaped(int status) {
   pid_ = -1;
   paused_ = false;
+  adopted_ = false;
   last_status_ = status;
 }
 

@@ -113,6 +113,15 @@ class ServerProcess {
   void Pause();
   void Resume();
 
+  // A launcher whose nodes outlive it (latch-fixture: `up` starts them, a
+  // later `kill` or `down` finds them by the pid it recorded):
+  // Detach() forgets the process without stopping it and returns its pid
+  // (start it with die_with_parent false); Adopt() takes charge of such a
+  // process again. An adopted process is not this process's child: its exit
+  // is seen by polling /proc (and its wait status is unknown: 0).
+  pid_t Detach();
+  void Adopt(pid_t pid, bool paused);
+
   bool running() const { return pid_ > 0; }  // started and not reaped
   bool paused() const { return paused_; }
   pid_t pid() const { return pid_; }  // -1 when not running
@@ -131,11 +140,24 @@ class ServerProcess {
   void Reaped(int status);  // the process is gone: forget its pid
   void StartOnFixedPort(int attempts);
 
+  // Whether the process has exited (reaping it when it is our child).
+  bool Exited(int* status);
+
   ServerSpec spec_;
   pid_t pid_ = -1;
   bool paused_ = false;
+  bool adopted_ = false;
   std::optional<int> last_status_;
 };
+
+// Sends one command on a fresh connection and returns the reply, or nullopt
+// when none came before `timeout` (refused, closed, silent).
+std::optional<std::string> CallText(const std::string& host, uint16_t port,
+                                    const std::vector<std::string>& argv, Millis timeout,
+                                    bool* is_error = nullptr);
+
+// Whether `pid` is a live process (a zombie is not).
+bool ProcessAlive(pid_t pid);
 
 // A TCP port on `host` that was free a moment ago (bind port 0, read it,
 // close). Throws LaunchError when no port can be bound.
