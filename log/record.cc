@@ -57,6 +57,13 @@ void Batch::Multi() {
   open_multi_ = true;
 }
 
+void Batch::InsertMulti(size_t offset) {
+  std::string multi;
+  resp::AppendRequest(multi, {"MULTI"});
+  rep_.insert(offset, multi);
+  open_multi_ = true;
+}
+
 void Batch::Exec() {
   resp::AppendRequest(rep_, {"EXEC"});
   open_multi_ = false;

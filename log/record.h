@@ -70,6 +70,9 @@ class Batch {
   void FlushAll();
   void Select(int64_t db);
   void Multi();
+  // A MULTI inserted at `offset` of the batch (before records already
+  // appended: a script's effects become a transaction at its second write).
+  void InsertMulti(size_t offset);
   void Exec();
   void Clock(const ClockMark& mark);
   // The first line of a new log file.

@@ -1,5 +1,7 @@
 #include "server/clock.h"
 
+#include <unistd.h>
+
 #include <ctime>
 #include <fstream>
 #include <sstream>
@@ -56,7 +58,16 @@ std::string SystemClock::RealId() const {
   // The boot: a random id the kernel picks at each boot.
   std::string boot;
   std::ifstream("/proc/sys/kernel/random/boot_id") >> boot;
-  if (boot.empty()) boot = "unknown-boot";
+  if (boot.empty()) {
+    // Unknown: then this process's clock is comparable with nothing but
+    // itself (a reboot must never pass for the same boot).
+    static const std::string unique = [] {
+      timespec ts{};
+      clock_gettime(CLOCK_REALTIME, &ts);
+      return "unknown-boot-" + std::to_string(getpid()) + "-" + std::to_string(ts.tv_nsec);
+    }();
+    boot = unique;
+  }
   // The time namespace: a container may see CLOCK_BOOTTIME shifted by an
   // offset (/proc/self/timens_offsets, "boottime <secs> <nsecs>"); its
   // readings do not compare with the host's, nor with another namespace's.

@@ -97,6 +97,14 @@ class Keyspace {
   // microseconds of work. Returns the number deleted. `now` is monotonic ms.
   size_t ActiveExpireCycle(int64_t now, int64_t budget_us);
 
+  // The latest deadline of any key with one (INT64_MIN: none). O(keys with
+  // a TTL): for start-up.
+  int64_t MaxDeadline() const {
+    int64_t m = INT64_MIN;
+    for (const Entry* e : ttl_index_) m = e->deadline > m ? e->deadline : m;
+    return m;
+  }
+
   // Removes every key whose deadline has passed (now > deadline), without
   // telling the expiry listener (the end of a replay: the log already says
   // what these keys were). Returns how many.

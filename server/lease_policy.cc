@@ -21,6 +21,19 @@ std::string Ms(int64_t ms) {
   return std::to_string(ms) + " ms";
 }
 
+// Time arithmetic that saturates instead of wrapping: a huge max-lock-ttl,
+// quarantine-ms or TTL must never turn a bound into the past.
+int64_t SatAdd(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) return b > 0 ? INT64_MAX : INT64_MIN;
+  return r;
+}
+int64_t SatSub(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_sub_overflow(a, b, &r)) return b < 0 ? INT64_MAX : INT64_MIN;
+  return r;
+}
+
 }  // namespace
 
 LeasePolicy::LeasePolicy(const Config& config, BackgroundIo& bio, std::string clock_id,
@@ -40,10 +53,10 @@ void LeasePolicy::StartEphemeral() {
 }
 
 int64_t LeasePolicy::Translate(const StateRecord& r, int64_t t, int64_t now) const {
-  if (r.clock_id == clock_id_) return t;
+  if (t == kForever || r.clock_id == clock_id_) return t;
   // Another clock: nothing is assumed to have elapsed since the record was
   // written. What was still ahead then is still ahead now.
-  return now + (t - r.written_at);
+  return SatAdd(now, SatSub(t, r.written_at));
 }
 
 std::optional<int64_t> LeasePolicy::Fallback() const {
@@ -65,55 +78,88 @@ int64_t LeasePolicy::Ahead() const {
   return std::clamp<int64_t>(ttl / 2, 1000, 10000);
 }
 
-void LeasePolicy::Begin(int64_t now, bool log_exists) {
-  bool state_exists = ::access(state_path_.c_str(), F_OK) == 0;
-  std::optional<StateRecord> prev;
-  if (state_exists) {
+void LeasePolicy::Begin(int64_t now, const aof::LogIdentity& log) {
+  state_exists_ = ::access(state_path_.c_str(), F_OK) == 0;
+  if (state_exists_) {
     std::ifstream in(state_path_);
     std::stringstream text;
     text << in.rdbuf();
-    prev = StateRecord::Parse(text.str());
+    prev_ = StateRecord::Parse(text.str());
   }
+  log_ = log;
+  if (prev_) {
+    same_clock_ = prev_->clock_id == clock_id_;
+    if (prev_->horizon) prev_horizon_ = Translate(*prev_, *prev_->horizon, now);
+    if (prev_->forgotten_until) prev_forgotten_ = Translate(*prev_, *prev_->forgotten_until, now);
+    // The log the previous run's promises rest on: the same file (its id),
+    // holding at least what that run had synced — and, after a clean stop,
+    // exactly that. A repair (latch-check-aof --fix), a backup put back, or
+    // bytes changed since, and it is another log.
+    trusted_log_ = prev_->appendonly && log.exists && !log.id.empty() &&
+                   log.id == prev_->log_id &&
+                   (prev_->clean ? log.size == prev_->log_synced : log.size >= prev_->log_synced);
+    // Fencing tokens start above every token the previous runs may have issued.
+    next_token_ = prev_->fence_reserved + 1;
+    reserved_.store(prev_->fence_reserved);
+  }
+  // No lease replayed from a time written on another clock may outlive what
+  // the previous run bounded; with nothing bounded, nothing is alive.
+  if (prev_) {
+    foreign_bound_ = std::max(prev_horizon_.value_or(now), prev_forgotten_.value_or(now));
+  } else if (state_exists_ || log.exists) {
+    std::optional<int64_t> fb = Fallback();
+    foreign_bound_ = fb ? SatAdd(now, *fb) : 0;  // 0: until an operator ends the quarantine
+  }
+}
 
-  std::optional<int64_t> horizon, forgotten;
-  bool same_clock = false;
-  if (prev) {
-    same_clock = prev->clock_id == clock_id_;
-    if (prev->horizon) horizon = Translate(*prev, *prev->horizon, now);
-    if (prev->forgotten_until) forgotten = Translate(*prev, *prev->forgotten_until, now);
-  }
+bool LeasePolicy::tail_must_be_complete() const {
+  return prev_ && prev_->clean && trusted_log_ && config_.appendonly;
+}
+
+void LeasePolicy::Decide(int64_t now, const ReplayFacts& replay) {
+  const bool log_exists = log_.exists;
+  std::optional<int64_t> horizon = prev_horizon_, forgotten = prev_forgotten_;
 
   // Did the previous run acknowledge leases this run will not have?
   bool lost = false;
   bool unknown = false;  // lost, and no record says for how long
   std::string why;
-  if (!state_exists && !log_exists) {
+  if (!state_exists_ && !log_exists) {
     why =
         "a fresh data directory, never used by latch: no lock was ever granted from it (a "
         "node whose storage can vanish must run with quarantine always)";
-  } else if (!state_exists) {
+  } else if (!state_exists_) {
     lost = unknown = true;
     why = "the log exists but the state record latch.state is missing";
-  } else if (!prev) {
+  } else if (!prev_) {
     lost = unknown = true;
     why = "the state record latch.state is damaged";
   } else if (!config_.appendonly) {
     lost = true;
     why = "appendonly no: locks granted before the restart were not logged";
-  } else if (!prev->appendonly) {
+  } else if (!prev_->appendonly) {
     lost = true;
     why = "the previous run did not log its locks (appendonly no)";
   } else if (!log_exists) {
     lost = true;
     why = "the log of the previous run is missing";
-  } else if (!same_clock) {
+  } else if (!same_clock_) {
     lost = true;
     why =
         "restarted on another clock (a reboot, another host or time namespace): no time is "
         "assumed to have passed since the previous run's last record";
-  } else if (prev->clean) {
+  } else if (!trusted_log_) {
+    lost = true;
+    why =
+        "the log is not the one the previous run left (repaired, restored from a copy, or "
+        "changed since): it may lack locks that run granted";
+  } else if (replay.cut_at >= 0 && static_cast<uint64_t>(replay.cut_at) < prev_->log_synced) {
+    lost = true;
+    why = "the log was cut at offset " + std::to_string(replay.cut_at) + ", before the " +
+          std::to_string(prev_->log_synced) + " bytes the previous run had synced";
+  } else if (prev_->clean) {
     why = "the previous run shut down cleanly and its log was fully synced";
-  } else if (prev->fsync_always) {
+  } else if (prev_->fsync_always) {
     why =
         "the previous run crashed, but with appendfsync always every acknowledged write was on "
         "disk, and the log replayed without loss";
@@ -122,6 +168,10 @@ void LeasePolicy::Begin(int64_t now, bool log_exists) {
     why =
         "the previous run crashed with appendfsync everysec or no (or an fsync failed): "
         "acknowledged locks may have been lost";
+  }
+  if (config_.quarantine == QuarantineMode::kAlways && prev_ && !lost) {
+    // Every start as if storage had vanished: the known horizon counts too.
+    lost = true;
   }
 
   // Until when must this run grant nothing?
@@ -133,12 +183,12 @@ void LeasePolicy::Begin(int64_t now, bool log_exists) {
   if (lost) {
     if (unknown) {
       std::optional<int64_t> fb = Fallback();
-      end = fb ? std::max(end, now + *fb) : kForever;
+      end = fb ? std::max(end, SatAdd(now, *fb)) : kForever;
     } else if (horizon) {
       int64_t bound = *horizon;
       // With a cap, a lease lost in the crash ends at most cap after it,
       // and the crash was before now.
-      if (same_clock && prev->ttl_cap) bound = std::min(bound, now + *prev->ttl_cap);
+      if (same_clock_ && prev_->ttl_cap) bound = std::min(bound, SatAdd(now, *prev_->ttl_cap));
       end = std::max(end, bound);
       if (end <= now) why += "; but every lock it could have granted has ended since";
     } else {
@@ -149,26 +199,22 @@ void LeasePolicy::Begin(int64_t now, bool log_exists) {
     // Every start, as if storage had vanished (config validation makes sure
     // there is a fallback duration).
     std::optional<int64_t> fb = Fallback();
-    end = std::max(end, fb ? now + *fb : kForever);
+    end = std::max(end, fb ? SatAdd(now, *fb) : kForever);
     why = "quarantine always (" + why + ")";
   }
 
-  // What this run carries: the earlier horizon (leases still possibly alive)
-  // and the quarantine end, kept even if this run does not enforce it.
-  if (horizon && *horizon > now) {
-    carried_horizon_ = horizon;
-    carried_uncapped_ = !prev->ttl_cap.has_value();
-    carried_cap_ = prev->ttl_cap;
+  // What this run carries: the earlier horizon and the leases it replayed
+  // (still possibly alive), and the quarantine end, kept even if this run
+  // does not enforce it.
+  int64_t carried = std::max(horizon.value_or(INT64_MIN), replay.max_deadline);
+  if (carried > now) {
+    carried_horizon_ = carried;
+    // Replayed leases are as long as the runs that granted them allowed: a
+    // cap is carried only when the record says every one of them had it.
+    carried_uncapped_ = !prev_ || !prev_->ttl_cap.has_value();
+    if (prev_) carried_cap_ = prev_->ttl_cap;
   }
   if (end > now) forgotten_until_ = end;
-  foreign_bound_ = std::max(horizon.value_or(0), forgotten.value_or(0));
-  if (unknown && end == kForever) foreign_bound_ = 0;
-
-  // Fencing tokens start above every token the previous runs may have issued.
-  if (prev) {
-    next_token_ = prev->fence_reserved + 1;
-    reserved_.store(prev->fence_reserved);
-  }
 
   quarantine_end_ = end;
   quarantine_active_ = end > now && config_.quarantine != QuarantineMode::kNever;
@@ -197,6 +243,11 @@ StateRecord LeasePolicy::Current(bool clean, int64_t now, std::optional<int64_t>
     r.ttl_cap = std::max(cap_seen_, carried_cap_.value_or(0));
   }
   r.fence_reserved = std::max({reserved_.load(), queued_reserved_, fence_reserved});
+  if (log_probe_) {
+    LogState log = log_probe_();
+    r.log_id = log.id;
+    r.log_synced = log.synced;
+  }
   return r;
 }
 
@@ -232,7 +283,8 @@ bool LeasePolicy::WriteNow(int64_t now, std::optional<int64_t> horizon, bool cle
   return true;
 }
 
-void LeasePolicy::Start(int64_t now) {
+void LeasePolicy::Start(int64_t now, const ReplayFacts& replay) {
+  Decide(now, replay);
   fsync_always_ = config_.appendonly && config_.appendfsync == FsyncPolicy::kAlways;
   cap_seen_ = config_.max_lock_ttl;
   uncapped_seen_ = config_.max_lock_ttl <= 0;
@@ -309,7 +361,8 @@ std::optional<std::string> LeasePolicy::Admit(int64_t deadline, int64_t now) {
   // this one with an older horizon), and may already cover the grant.
   bio_.Drain();
   if (deadline <= durable_horizon_.load()) return std::nullopt;
-  int64_t target = std::max(deadline, now + std::max(window_ttl_, previous_window_ttl_)) + Ahead();
+  int64_t target =
+      SatAdd(std::max(deadline, SatAdd(now, std::max(window_ttl_, previous_window_ttl_))), Ahead());
   if (!WriteNow(now, target)) {
     return "MISCONF " + record_error() +
            ". Lock grants are refused until it can be written; reads and releases are served.";
@@ -381,8 +434,8 @@ void LeasePolicy::Cron(int64_t now) {
   int64_t ttl = std::max(window_ttl_, previous_window_ttl_);
   int64_t ahead = Ahead();
   int64_t have = std::max(durable_horizon_.load(), queued_horizon_);
-  if (have - now > ttl + ahead / 2) return;
-  int64_t target = std::max(now + ttl + ahead, granted_max_);
+  if (SatSub(have, now) > SatAdd(ttl, ahead / 2)) return;
+  int64_t target = std::max(SatAdd(SatAdd(now, ttl), ahead), granted_max_);
   std::string text = Current(false, now, target).Serialize();
   queued_horizon_ = target;
   granted_recently_ = false;
@@ -399,34 +452,60 @@ void LeasePolicy::Cron(int64_t now) {
   });
 }
 
-void LeasePolicy::OnConfigChange(int64_t now) {
-  if (!started_) return;
-  bool changed = false;
-  if (fsync_always_ && !(config_.appendonly && config_.appendfsync == FsyncPolicy::kAlways)) {
-    fsync_always_ = false;  // the run is no longer "always throughout"
-    changed = true;
+bool LeasePolicy::OnConfigChange(int64_t now) {
+  if (!started_) return true;
+  // The new state, tentatively: it becomes the policy's only once recorded.
+  bool fsync_always = fsync_always_ && config_.appendonly &&
+                      config_.appendfsync == FsyncPolicy::kAlways;  // no longer "throughout"
+  bool uncapped = uncapped_seen_ || config_.max_lock_ttl <= 0;    // leases of any length
+  int64_t cap = std::max(cap_seen_, config_.max_lock_ttl);
+  bool end_quarantine = quarantine_active_ && config_.quarantine == QuarantineMode::kNever;
+  if (fsync_always == fsync_always_ && uncapped == uncapped_seen_ && cap == cap_seen_ &&
+      !end_quarantine) {
+    return true;
   }
-  if (config_.max_lock_ttl <= 0 && !uncapped_seen_) {
-    uncapped_seen_ = true;  // leases of any length from now on
-    changed = true;
-  } else if (config_.max_lock_ttl > cap_seen_) {
-    cap_seen_ = config_.max_lock_ttl;
-    changed = true;
+  const bool old_fsync = fsync_always_, old_uncapped = uncapped_seen_;
+  const int64_t old_cap = cap_seen_;
+  const auto old_forgotten = forgotten_until_;
+  fsync_always_ = fsync_always;
+  uncapped_seen_ = uncapped;
+  cap_seen_ = cap;
+  if (end_quarantine) forgotten_until_.reset();
+  // Durable before CONFIG SET returns, and before the change takes effect:
+  // no write may be acknowledged under a weaker policy (or a longer lease)
+  // than the record says.
+  bio_.Drain();
+  if (!WriteNow(now, std::nullopt)) {
+    fsync_always_ = old_fsync;
+    uncapped_seen_ = old_uncapped;
+    cap_seen_ = old_cap;
+    forgotten_until_ = old_forgotten;
+    return false;
   }
-  if (quarantine_active_ && config_.quarantine == QuarantineMode::kNever) {
+  if (end_quarantine) {
     quarantine_active_ = false;
-    forgotten_until_.reset();
-    changed = true;
     log::Notice(
         "Restart quarantine over: ended early by CONFIG SET quarantine never (an operator's "
         "choice). Locks are granted again.");
   }
-  if (changed) {
-    // Durable before CONFIG SET returns, so no write is acknowledged under a
-    // weaker policy (or a longer lease) than the record says.
-    bio_.Drain();
-    WriteNow(now, std::nullopt);
-  }
+  return true;
+}
+
+void LeasePolicy::OnLogSyncFailure(int64_t now) {
+  if (!started_ || !fsync_always_) return;
+  fsync_always_ = false;
+  bio_.Drain();
+  WriteNow(now, std::nullopt);
+}
+
+void LeasePolicy::OnLogChanged(int64_t now) {
+  if (!started_ || ephemeral_) return;
+  // Off the loop: until it lands, a crash finds the old id and does not
+  // trust the new log (the safe direction).
+  std::string text = Current(false, now, std::nullopt).Serialize();
+  bio_.Run([this, text = std::move(text)] {
+    if (int err = WriteStateFile(state_path_, text); err != 0) state_errno_.store(err);
+  });
 }
 
 void LeasePolicy::Shutdown(int64_t now, bool log_clean) {

@@ -54,7 +54,10 @@
 #include <optional>
 #include <string>
 
+#include <functional>
+
 #include "log/bio.h"
+#include "log/record.h"
 #include "server/config.h"
 #include "server/state_record.h"
 
@@ -76,14 +79,29 @@ class LeasePolicy {
   void StartEphemeral();
 
   // ---- start-up
-  // Before the log is loaded: reads the previous record and decides. `now`
-  // is boot-clock ms; `log_exists`: a log file is there to replay.
-  void Begin(int64_t now, bool log_exists);
-  // The deadline no replayed lease from another clock may pass.
+  // Before the log is loaded: reads the previous record, and what is known
+  // of the log file (`now` is boot-clock ms).
+  void Begin(int64_t now, const aof::LogIdentity& log);
+  // The deadline no replayed lease from another clock may pass (0: none).
   int64_t foreign_bound() const { return foreign_bound_; }
-  // Once the log is loaded: writes this run's "running" record (before any
-  // grant) and starts the quarantine clock.
-  void Start(int64_t now);
+  // The previous run stopped cleanly with this very log fully synced: the
+  // log cannot end in a torn record, so one means damage, not a crash.
+  bool tail_must_be_complete() const;
+  // What the replay found.
+  struct ReplayFacts {
+    int64_t max_deadline = INT64_MIN;  // the latest lease deadline replayed
+    int64_t cut_at = -1;               // where a torn tail was cut off (-1: none)
+  };
+  // Once the log is loaded: decides, writes this run's "running" record
+  // (before any grant) and starts the quarantine clock.
+  void Start(int64_t now, const ReplayFacts& replay);
+  // Which log the records vouch for, and how much of it is on disk: asked at
+  // every record write (the server sets it once the log is open).
+  struct LogState {
+    std::string id;
+    uint64_t synced = 0;
+  };
+  void set_log_probe(std::function<LogState()> probe) { log_probe_ = std::move(probe); }
 
   // ---- admission (the gate)
   // A write that grants, re-grants or extends a lease ending at `deadline`
@@ -109,9 +127,15 @@ class LeasePolicy {
   // hz times a second: ends the quarantine when due, moves the horizon ahead
   // in the background, retries a failed record.
   void Cron(int64_t now);
-  // A change of appendonly-related settings, max-lock-ttl or quarantine
-  // (the config registry's hook).
-  void OnConfigChange(int64_t now);
+  // A change of appendfsync, max-lock-ttl or quarantine (the config
+  // registry's hook), recorded before it takes effect. False when the record
+  // could not be written: the change must not happen (CONFIG SET fails).
+  bool OnConfigChange(int64_t now);
+  // The log reported a failed fsync: this run is no longer "always
+  // throughout", whatever appendfsync says.
+  void OnLogSyncFailure(int64_t now);
+  // The log file changed (a rewrite): record its new id.
+  void OnLogChanged(int64_t now);
   // At exit. `log_clean`: every acknowledged write is in the log and synced.
   void Shutdown(int64_t now, bool log_clean);
 
@@ -141,6 +165,7 @@ class LeasePolicy {
   int64_t Translate(const StateRecord& r, int64_t t, int64_t now) const;
   std::optional<int64_t> Fallback() const;
   std::string RefusalText(int64_t now) const;
+  void Decide(int64_t now, const ReplayFacts& replay);
   int64_t Ahead() const;
   std::optional<int64_t> CapNow() const;
 
@@ -150,6 +175,15 @@ class LeasePolicy {
   std::string releases_;
   std::string state_path_;
   bool ephemeral_ = false;
+
+  // What Begin() read.
+  bool state_exists_ = false;
+  std::optional<StateRecord> prev_;
+  aof::LogIdentity log_;
+  bool same_clock_ = false;
+  bool trusted_log_ = false;
+  std::optional<int64_t> prev_horizon_, prev_forgotten_;  // in this run's clock
+  std::function<LogState()> log_probe_;
 
   // The decision.
   std::string reason_ = "not started";

@@ -74,6 +74,15 @@ Replay::State Replay::Truncated(ReplayClock& clock) {
   const std::string& path = config_.appendfilename;
   uint64_t at = reader_->safe_offset();
   uint64_t tail = reader_->tail_bytes();
+  if (tail_must_be_complete_) {
+    error_ = "Bad file format reading the append only file '" + path + "' at offset " +
+             std::to_string(at) + ": " + reader_->error() +
+             ", but the previous run shut down cleanly with this log fully synced: it was "
+             "damaged since, not cut by a crash. latch did not start and did not change the "
+             "file. Keep a copy of it, then repair it with: latch-check-aof --fix " +
+             path + " (the next start then quarantines: the repair may drop acknowledged locks).";
+    return State::kFailed;
+  }
   if (!config_.aof_load_truncated) {
     error_ = "The append only file '" + path + "' ends with an incomplete record at offset " +
              std::to_string(at) + " (" + std::to_string(tail) +

@@ -32,6 +32,10 @@ class Replay {
 
   Replay(const Config& config, Store& store) : config_(config), store_(store) {}
 
+  // After a clean stop with this log fully synced, a torn tail cannot be a
+  // crash's: it is damage, refused like any corruption.
+  void set_tail_must_be_complete(bool v) { tail_must_be_complete_ = v; }
+
   // Opens the log. An error text if it exists but cannot be read; a missing
   // log is not an error (exists() is then false).
   std::optional<std::string> Open();
@@ -57,6 +61,7 @@ class Replay {
   std::unique_ptr<aof::Reader> reader_;
   uint64_t total_bytes_ = 0;
   int64_t truncated_at_ = -1;
+  bool tail_must_be_complete_ = false;
   std::string error_;
 };
 

@@ -1,6 +1,7 @@
 #include "server/server.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -91,8 +92,28 @@ TimeSnapshot Server::Now() {
 
 // ---------------------------------------------------------------- lifecycle
 
+bool Server::LockDataDirectory() {
+  // One server per data directory: two would overwrite each other's state
+  // record (one's "clean" hiding the other's "running") and interleave their
+  // logs. The lock goes with the process, however it ends.
+  dir_lock_.reset(::open("latch.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+  if (!dir_lock_) {
+    log::Warning("Can't open latch.lock in the data directory {}: {}", config_.dir,
+                 std::strerror(errno));
+    return false;
+  }
+  if (::flock(dir_lock_.get(), LOCK_EX | LOCK_NB) != 0) {
+    log::Warning(
+        "Another latch-server is using the data directory {} (latch.lock is locked). Stop it "
+        "first, or give this one another --dir.",
+        config_.dir);
+    return false;
+  }
+  return true;
+}
+
 int Server::Run() {
-  if (!AdjustOpenFilesLimit()) {
+  if (!AdjustOpenFilesLimit() || !LockDataDirectory()) {
     CloseAll();
     return 1;
   }
@@ -154,16 +175,25 @@ void Server::Fatal(const std::string& message) {
 
 void Server::StartLoading() {
   TimeSnapshot now = Now();
-  bool log_exists = ::access(config_.appendfilename.c_str(), F_OK) == 0;
   // The previous run's record first: it says how far to trust the log's
-  // times, and whether this start is quarantined.
-  policy_->Begin(now.mono, log_exists);
+  // times and the log itself, and whether this start is quarantined.
+  log_identity_ = aof::ReadLogIdentity(config_.appendfilename);
+  policy_->Begin(now.mono, log_identity_);
+  // Until the log is open, records name the log as it was found (its size
+  // counted as synced: the strict direction for the next start's check).
+  policy_->set_log_probe([this]() -> LeasePolicy::LogState {
+    if (log_ != nullptr) return {log_->log_id(), log_->synced_size()};
+    if (!config_.appendonly) return {};
+    return {log_identity_.id, log_identity_.size};
+  });
   if (!config_.appendonly) {
-    policy_->Start(now.mono);
+    policy_->Start(now.mono, {});
     log::Notice("Ready to accept connections tcp (appendonly no: nothing is logged)");
     return;
   }
   replay_ = std::make_unique<Replay>(config_, store_);
+  // After a clean stop with this very log synced, a torn tail is damage.
+  replay_->set_tail_must_be_complete(policy_->tail_must_be_complete());
   if (auto err = replay_->Open()) return Fatal(*err);
   replay_clock_ = ReplayClock{};
   replay_clock_.clock_id = clock_->Id();
@@ -220,15 +250,24 @@ void Server::LoadStep() {
 
 void Server::FinishLoading() {
   if (replay_) truncated_at_ = replay_->truncated_at();
+  // This run's record before anything else is created or granted: a crash
+  // from here on is never mistaken for the previous run's stop, and the
+  // leases just replayed are under its horizon.
+  LeasePolicy::ReplayFacts facts;
+  facts.max_deadline = store_.MaxDeadline();
+  facts.cut_at = truncated_at_;
+  policy_->Start(clock_->MonoMs(), facts);
   log_ = std::make_unique<aof::Writer>(config_.appendfilename, config_.appendfsync, *bio_);
   if (auto err = log_->Open()) {
     log_.reset();
     return Fatal(*err);
   }
+  // A new log file (a fresh directory): the record names it.
+  if (log_->log_id() != log_identity_.id) policy_->OnLogChanged(clock_->MonoMs());
+  log_id_seen_ = log_->log_id();
   store_.set_log(&log_->batch());
   gate_.set_log(log_.get());
   gate_.set_loading(false);
-  policy_->Start(clock_->MonoMs());
   log::Notice("Ready to accept connections tcp (appendonly yes, appendfsync {})",
               FsyncPolicyName(config_.appendfsync));
 }
@@ -418,6 +457,16 @@ void Server::Cron() {
     bool was_rewriting = log_->rewrite_in_progress();
     log_->Cron(now.mono);
     if (!was_rewriting && log_->rewrite_in_progress()) store_.ForgetClockMark();
+    // The lease policy hears of what the log went through: a failed fsync
+    // (the run is not "always throughout" any more), a new file (a rewrite).
+    if (log_->sync_failed() && !sync_failure_reported_) {
+      sync_failure_reported_ = true;
+      policy_->OnLogSyncFailure(now.mono);
+    }
+    if (log_->log_id() != log_id_seen_) {
+      log_id_seen_ = log_->log_id();
+      policy_->OnLogChanged(now.mono);
+    }
     // The automatic rewrite, once the log has grown enough since the last.
     if (!log_->rewrite_in_progress() && !log_->rewrite_scheduled() &&
         config_.auto_aof_rewrite_percentage > 0 &&
@@ -498,10 +547,16 @@ std::optional<std::string> Server::ApplyEffects(uint32_t effects) {
              std::to_string(config_.maxclients);
     }
   }
+  // The lease policy first: a change that weakens what the state record
+  // promises (appendfsync always → everysec, a longer cap) is recorded before
+  // it takes effect, or does not happen.
+  if ((effects & kEffectLeasePolicy) && !policy_->OnConfigChange(clock_->MonoMs())) {
+    return "the state record latch.state could not be written (" + policy_->record_error() +
+           "), so the change cannot be recorded";
+  }
   if (effects & kEffectCron) RestartCronTimer();
   if (effects & kEffectLogLevel) log::SetLevel(config_.loglevel);
   if ((effects & kEffectLogWriter) && log_ != nullptr) log_->set_policy(config_.appendfsync);
-  if (effects & kEffectLeasePolicy) policy_->OnConfigChange(clock_->MonoMs());
   return std::nullopt;
 }
 

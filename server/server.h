@@ -137,6 +137,7 @@ class Server final : public ServerControl {
   void Accept(int fd);
 
   // server.cc
+  bool LockDataDirectory();
   void Cron();
   void BeforeSleep();
   void CloseAll();
@@ -177,6 +178,9 @@ class Server final : public ServerControl {
   int64_t loading_start_ms_ = 0;
   int64_t last_progress_log_ms_ = 0;
   int64_t truncated_at_ = -1;
+  aof::LogIdentity log_identity_;  // the log as found at start-up
+  std::string log_id_seen_;        // the log file's id, as last told to the policy
+  bool sync_failure_reported_ = false;
   // Connections whose replies wait for the log.
   size_t held_clients_ = 0;
 
@@ -186,6 +190,7 @@ class Server final : public ServerControl {
   // A spare descriptor, given up to drop pending connections when the
   // process is out of descriptors (EMFILE).
   UniqueFd spare_fd_;
+  UniqueFd dir_lock_;  // flock of latch.lock: one server per data directory
   bool accept_paused_ = false;  // out of descriptors with no spare: resumed by the cron
   UvHandle<uv_timer_t> cron_timer_;
   UvHandle<uv_prepare_t> before_sleep_;

@@ -38,6 +38,8 @@ std::string StateRecord::Serialize() const {
   body += "ttl-cap " + OptMs(ttl_cap) + "\n";
   body += std::string("appendonly ") + (appendonly ? "yes" : "no") + "\n";
   body += std::string("fsync-always ") + (fsync_always ? "yes" : "no") + "\n";
+  body += "log " + (log_id.empty() ? std::string("none") : log_id) + " " +
+          std::to_string(log_synced) + "\n";
   body += "fence-reserved " + std::to_string(fence_reserved) + "\n";
   return body + "checksum " + Hex64(XXH64(body.data(), body.size(), 0)) + "\n";
 }
@@ -92,6 +94,15 @@ std::optional<StateRecord> StateRecord::Parse(const std::string& text) {
       ok = yes_no(&r.appendonly);
     } else if (key == "fsync-always") {
       ok = yes_no(&r.fsync_always);
+    } else if (key == "log") {
+      size_t sp2 = value.find(' ');
+      auto n = sp2 == std::string::npos ? std::nullopt : ParseInt64(value.substr(sp2 + 1));
+      ok = n && *n >= 0 && sp2 > 0;
+      if (ok) {
+        std::string id = value.substr(0, sp2);
+        r.log_id = id == "none" ? std::string() : id;
+        r.log_synced = static_cast<uint64_t>(*n);
+      }
     } else if (key == "fence-reserved") {
       auto v = ParseInt64(value);
       ok = v && *v >= 0;
@@ -102,7 +113,7 @@ std::optional<StateRecord> StateRecord::Parse(const std::string& text) {
     if (!ok) return std::nullopt;
     ++seen;
   }
-  if (seen != 10) return std::nullopt;
+  if (seen != 11) return std::nullopt;
   return r;
 }
 

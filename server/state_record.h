@@ -12,6 +12,8 @@
 //   ttl-cap <ms>|none          the longest lease any of them can have
 //   appendonly yes|no          the run logged its writes
 //   fsync-always yes|no        appendfsync always from start to end, no fsync error
+//   log <id>|none <bytes>      the log file the promises above rest on, and
+//                              how much of it was synced when this was written
 //   fence-reserved <n>         fencing tokens up to n may have been issued: the
 //                              next run starts above it (reserved ahead of use)
 //   checksum <xxh64 of the lines above>
@@ -36,6 +38,8 @@ struct StateRecord {
   bool appendonly = false;
   bool fsync_always = false;
   uint64_t fence_reserved = 0;
+  std::string log_id;  // empty: none
+  uint64_t log_synced = 0;
 
   std::string Serialize() const;
   // nullopt if the text is damaged: bad syntax, a missing or unknown field,

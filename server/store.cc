@@ -80,21 +80,31 @@ bool Store::Note(std::string_view key) {
   ++changes_;
   if (on_key_) on_key_(key);
   if (log_ == nullptr) return false;
+  NoteTransaction();
+  return true;
+}
+
+void Store::NoteTransaction() {
   if (transaction_ == kOpenNotLogged) {
-    log_->Multi();
+    if (tx_single_unwrapped_) {
+      tx_first_offset_ = log_->size();
+      transaction_ = kOpenOneRecord;
+    } else {
+      log_->Multi();
+      transaction_ = kOpenLogged;
+    }
+  } else if (transaction_ == kOpenOneRecord) {
+    // A second record: the script's effects are a transaction after all.
+    log_->InsertMulti(tx_first_offset_);
     transaction_ = kOpenLogged;
   }
-  return true;
 }
 
 bool Store::NoteFlush() {
   ++changes_;
   if (on_flush_) on_flush_();
   if (log_ == nullptr) return false;
-  if (transaction_ == kOpenNotLogged) {
-    log_->Multi();
-    transaction_ = kOpenLogged;
-  }
+  NoteTransaction();
   return true;
 }
 
@@ -111,7 +121,9 @@ void Store::OnExpired(std::string_view key) {
   if (on_change_) {
     // Told before the entry goes, so the expired value is still there.
     const Keyspace::Entry* e = keys_.Peek(key);
-    KeyChange c{KeyChange::kExpire, key};
+    KeyChange c;
+    c.kind = KeyChange::kExpire;
+    c.key = key;
     c.had = e != nullptr;
     if (e != nullptr) {
       c.old_value = e->value();
@@ -125,6 +137,7 @@ void Store::OnExpired(std::string_view key) {
 }
 
 void Store::EndTransaction() {
+  if (tx_depth_ == 0 || --tx_depth_ > 0) return;
   if (transaction_ == kOpenLogged && log_ != nullptr) log_->Exec();
   transaction_ = kNone;
 }
@@ -181,7 +194,11 @@ void Store::Persist(std::string_view key) {
 }
 
 void Store::Clear() {
-  if (on_change_) on_change_(KeyChange{KeyChange::kFlush});
+  if (on_change_) {
+    KeyChange c;
+    c.kind = KeyChange::kFlush;
+    on_change_(c);
+  }
   if (NoteFlush()) log_->FlushAll();  // first: WATCH needs to see which keys go
   keys_.Clear();
 }

@@ -127,6 +127,8 @@ class Store {
   bool Contains(std::string_view key) { return keys_.Contains(key); }
   size_t size() const { return keys_.size(); }
   size_t keys_with_deadline() const { return keys_.keys_with_deadline(); }
+  // The latest lease deadline of any key (INT64_MIN: no key has one).
+  int64_t MaxDeadline() const { return keys_.MaxDeadline(); }
   size_t memory_bytes() const { return keys_.memory_bytes(); }
   const Keyspace& keyspace() const { return keys_; }
 
@@ -145,7 +147,15 @@ class Store {
   // Removes every key.
   void Clear();
 
-  void BeginTransaction() { transaction_ = kOpenNotLogged; }
+  // A transaction (EXEC) brackets its records from the first one; a script
+  // (`single_unwrapped`) only once it writes a second record, as Redis does
+  // for a script's effects: a script that writes once logs that one record.
+  // Nested calls (a script inside EXEC) join the outer transaction.
+  void BeginTransaction(bool single_unwrapped = false) {
+    if (tx_depth_++ > 0) return;
+    transaction_ = kOpenNotLogged;
+    tx_single_unwrapped_ = single_unwrapped;
+  }
   void EndTransaction();
   bool in_transaction() const { return transaction_ != kNone; }
 
@@ -176,6 +186,8 @@ class Store {
   // to write a record.
   bool Note(std::string_view key);
   bool NoteFlush();
+  // Opens the transaction in the log as needed before a record.
+  void NoteTransaction();
   // Emits a clock annotation before a record with an absolute time when the
   // relation differs from the last one emitted.
   void NoteClock(const TimeSnapshot& now);
@@ -185,7 +197,10 @@ class Store {
   std::string clock_id_;
   aof::Batch* log_ = nullptr;
   uint64_t changes_ = 0;
-  enum { kNone, kOpenNotLogged, kOpenLogged } transaction_ = kNone;
+  enum { kNone, kOpenNotLogged, kOpenOneRecord, kOpenLogged } transaction_ = kNone;
+  int tx_depth_ = 0;
+  bool tx_single_unwrapped_ = false;
+  size_t tx_first_offset_ = 0;  // kOpenOneRecord: where its record starts in the batch
   bool last_mark_valid_ = false;
   int64_t last_mark_offset_ = 0;
   KeyObserver on_key_;

@@ -15,6 +15,7 @@
 #include "common/sha1.h"
 #include "protocol/text.h"
 #include "server/control.h"
+#include "server/store.h"
 #include "server/scripting/runner.h"
 
 namespace latch::scripting {
@@ -446,7 +447,11 @@ void RunKnownScript(const KnownScript& script, CommandContext& ctx,
                     bool read_only) {
   ++ctx.control().stats().known_script_calls;
   ScriptRun run(script, ctx, keys, args, read_only);
+  // A script's writes are one effect: two or more are logged as a
+  // transaction, so a replay never applies half a script.
+  ctx.store.BeginTransaction(/*single_unwrapped=*/true);
   script.run(run);
+  ctx.store.EndTransaction();
 }
 
 }  // namespace latch::scripting

@@ -179,6 +179,9 @@ def make_log(tmp_path, n=20):
         data = f.read()
     starts, pos = [], 0
     while pos < len(data):
+        if data[pos:pos + 1] == b"#":  # an annotation line (the log's id, clock marks)
+            pos = data.index(b"\n", pos) + 1
+            continue
         starts.append(pos)
         _, pos = lt.parse_reply(data, pos)
     return node, data, starts

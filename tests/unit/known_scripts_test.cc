@@ -440,8 +440,9 @@ TEST_F(KnownScriptsTest, RedlockExtend) {
   EXPECT_EQ(Sha(kRedlockExtend, {"a", "b"}, {"tok", "5000"}), Int(2));
   EXPECT_EQ(PTtl("a"), Int(5000));
   EXPECT_EQ(PTtl("b"), Int(5000));
-  EXPECT_EQ(Logged(), Req({"SET", "a", "tok", "PXAT", WallPlus(5000)}) +
-                          Req({"SET", "b", "tok", "PXAT", WallPlus(5000)}));
+  // Two writes: one transaction in the log, so a replay never applies half.
+  EXPECT_EQ(Logged(), Req({"MULTI"}) + Req({"SET", "a", "tok", "PXAT", WallPlus(5000)}) +
+                          Req({"SET", "b", "tok", "PXAT", WallPlus(5000)}) + Req({"EXEC"}));
   // One key lost (another value, or missing): 0, nothing extended.
   SetPx("c", "other", 1000);
   EXPECT_EQ(Sha(kRedlockExtend, {"a", "c"}, {"tok", "9000"}), Int(0));
@@ -586,9 +587,9 @@ TEST_F(KnownScriptsTest, UniversalBatchAcquire) {
   EXPECT_EQ(Get("b"), Bulk("vb"));
   EXPECT_EQ(Get("c"), Bulk("vc"));
   EXPECT_EQ(PTtl("c"), Int(4000));
-  EXPECT_EQ(Logged(), Req({"SET", "a", "va", "PXAT", WallPlus(4000)}) +
+  EXPECT_EQ(Logged(), Req({"MULTI"}) + Req({"SET", "a", "va", "PXAT", WallPlus(4000)}) +
                           Req({"SET", "b", "vb", "PXAT", WallPlus(4000)}) +
-                          Req({"SET", "c", "vc", "PXAT", WallPlus(4000)}));
+                          Req({"SET", "c", "vc", "PXAT", WallPlus(4000)}) + Req({"EXEC"}));
   // The first key held is named; nothing is set.
   EXPECT_EQ(Sha(kUniBatch, {"x", "b", "c"}, {"1", "2", "3", "4000"}),
             Arr({Int(0), Int(2), Bulk("b")}));
@@ -743,8 +744,8 @@ class QuarantinedScriptsTest : public KnownScriptsTest {
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
     std::filesystem::current_path(dir_);
-    ts_.server().lease_policy().Begin(ts_.clock().MonoMs(), false);
-    ts_.server().lease_policy().Start(ts_.clock().MonoMs());
+    ts_.server().lease_policy().Begin(ts_.clock().MonoMs(), aof::LogIdentity{});
+    ts_.server().lease_policy().Start(ts_.clock().MonoMs(), {});
     ASSERT_TRUE(ts_.server().lease_policy().quarantined(ts_.clock().MonoMs()));
   }
   void TearDown() override {

@@ -37,12 +37,17 @@ class LeasePolicyTest : public ::testing::Test {
 
   std::string State() const { return (dir_ / "latch.state").string(); }
 
-  // A new run of the node: a new policy reading the previous record.
-  LeasePolicy& Run(int64_t now, bool log_exists, const std::string& clock = "boot-a") {
+  // A new run of the node: a new policy reading the previous record. The
+  // log is "log-1", 100 bytes, synced (unless a test changes log_).
+  LeasePolicy& Run(int64_t now, bool log_exists, const std::string& clock = "boot-a",
+                   LeasePolicy::ReplayFacts facts = {}) {
     policy_.reset();
     policy_ = std::make_unique<LeasePolicy>(config_, bio_, clock, "DEL, DELIFEQ, DELEX", State());
-    policy_->Begin(now, log_exists);
-    policy_->Start(now);
+    aof::LogIdentity found;
+    if (log_exists) found = log_;
+    policy_->Begin(now, found);
+    policy_->set_log_probe([this] { return LeasePolicy::LogState{log_.id, log_.size}; });
+    policy_->Start(now, facts);
     return *policy_;
   }
   // A crash: the record stays as the last write left it.
@@ -63,6 +68,7 @@ class LeasePolicyTest : public ::testing::Test {
   }
 
   std::filesystem::path dir_;
+  aof::LogIdentity log_{true, 100, "log-1"};
   Config config_;
   BackgroundIo bio_;
   std::unique_ptr<LeasePolicy> policy_;
@@ -227,6 +233,92 @@ TEST_F(LeasePolicyTest, AStartWhoseRecordCannotBeWrittenGrantsNothing) {
   EXPECT_TRUE(Record().clean);
   EXPECT_TRUE(p.Admit(3000 + 1000, 3000).has_value());
   EXPECT_TRUE(p.Admit(kNoDeadline, 3000).has_value());
+}
+
+TEST_F(LeasePolicyTest, ALogThatIsNotThePreviousRunsIsNotTrusted) {
+  config_.appendfsync = FsyncPolicy::kAlways;
+  Run(1000, false).Admit(1000 + 30000, 1000);
+  Stop(2000);
+  // Repaired (cut shorter), restored from a copy (another id), or grown
+  // after a clean stop: each may lack leases the previous run granted.
+  for (aof::LogIdentity other : {aof::LogIdentity{true, 90, "log-1"},
+                                 aof::LogIdentity{true, 100, "log-0"},
+                                 aof::LogIdentity{true, 101, "log-1"},
+                                 aof::LogIdentity{true, 100, ""}}) {
+    aof::LogIdentity good = log_;
+    log_ = other;
+    LeasePolicy& p = Run(3000, true);
+    EXPECT_TRUE(p.quarantined(3000)) << other.id << " " << other.size;
+    EXPECT_NE(p.reason().find("not the one the previous run left"), std::string::npos);
+    log_ = good;
+    Stop(3000);
+    // (The stop recorded the other log; put the good one back as "clean".)
+    Run(3000, true);
+    Stop(3000);
+  }
+}
+
+TEST_F(LeasePolicyTest, ACutBelowWhatThePreviousRunSyncedQuarantines) {
+  config_.appendfsync = FsyncPolicy::kAlways;
+  Run(1000, false).Admit(1000 + 30000, 1000);
+  Crash();  // the record says 100 bytes synced
+  LeasePolicy::ReplayFacts cut;
+  cut.cut_at = 80;
+  EXPECT_TRUE(Run(2000, true, "boot-a", cut).quarantined(2000));
+  Crash();
+  cut.cut_at = 100;  // a torn tail past what was synced: not acknowledged
+  EXPECT_FALSE(Run(3000, true, "boot-a", cut).quarantined(3000) &&
+               policy_->reason().find("cut at") != std::string::npos);
+}
+
+TEST_F(LeasePolicyTest, ReplayedLeasesAreUnderTheNextHorizon) {
+  Run(1000, false);
+  Stop(1000);
+  LeasePolicy::ReplayFacts facts;
+  facts.max_deadline = 1000 + 600'000;  // a lease found in the log
+  Run(2000, true, "boot-a", facts);
+  Stop(2000);
+  EXPECT_GE(Record().horizon.value_or(0), 1000 + 600'000);
+}
+
+TEST_F(LeasePolicyTest, HugeValuesSaturateInsteadOfWrapping) {
+  config_.max_lock_ttl = INT64_MAX;
+  config_.appendfsync = FsyncPolicy::kNo;
+  Run(1000, false).Admit(1000 + 30000, 1000);
+  Crash();
+  EXPECT_TRUE(Run(2000, true).quarantined(2000));
+  Crash();
+  // An indefinite quarantine stays one on another clock, however long that
+  // clock has been running.
+  std::filesystem::remove(State());
+  config_.max_lock_ttl = 0;
+  Run(3000, true);  // until an operator ends it
+  Stop(3000);
+  LeasePolicy& p = Run(INT64_MAX / 2, true, "boot-b");
+  EXPECT_TRUE(p.quarantined(INT64_MAX / 2 + 1'000'000'000));
+}
+
+TEST_F(LeasePolicyTest, QuarantineAlwaysWaitsForAKnownHorizonToo) {
+  config_.quarantine = QuarantineMode::kAlways;
+  config_.quarantine_ms = 1000;
+  LeasePolicy& first = Run(1000, false);  // quarantined 1 s, as every start
+  first.Cron(2500);
+  ASSERT_EQ(first.Admit(2500 + 60'000, 2500), std::nullopt);
+  Stop(3000);
+  LeasePolicy& p = Run(4000, true);
+  EXPECT_GE(p.remaining_ms(4000), 58'000);
+}
+
+TEST_F(LeasePolicyTest, AChangeThatCannotBeRecordedDoesNotHappen) {
+  config_.appendfsync = FsyncPolicy::kAlways;
+  LeasePolicy& p = Run(1000, false);
+  IoFaults::Arm(IoOp::kStateWrite, EIO);
+  config_.appendfsync = FsyncPolicy::kNo;
+  EXPECT_FALSE(p.OnConfigChange(1000));
+  EXPECT_TRUE(Record().fsync_always);
+  IoFaults::ClearAll();
+  EXPECT_TRUE(p.OnConfigChange(1000));
+  EXPECT_FALSE(Record().fsync_always);
 }
 
 TEST_F(LeasePolicyTest, FencingTokensNeverRepeatOrGoBackAcrossRestarts) {

@@ -1,5 +1,6 @@
-"""Red-team attempts that HELD (latch behaved as promised). Kept as evidence
-for the review report; every test here is expected to pass."""
+"""Attacks on the safety promises that found latch behaving as promised (see
+test_attacks.py for those that broke it, now fixed): kept as regression
+tests."""
 
 import os
 import time
