@@ -241,10 +241,9 @@ TEST_F(LeasePolicyTest, ALogThatIsNotThePreviousRunsIsNotTrusted) {
   Stop(2000);
   // Repaired (cut shorter), restored from a copy (another id), or grown
   // after a clean stop: each may lack leases the previous run granted.
-  for (aof::LogIdentity other : {aof::LogIdentity{true, 90, "log-1"},
-                                 aof::LogIdentity{true, 100, "log-0"},
-                                 aof::LogIdentity{true, 101, "log-1"},
-                                 aof::LogIdentity{true, 100, ""}}) {
+  for (aof::LogIdentity other :
+       {aof::LogIdentity{true, 90, "log-1"}, aof::LogIdentity{true, 100, "log-0"},
+        aof::LogIdentity{true, 101, "log-1"}, aof::LogIdentity{true, 100, ""}}) {
     aof::LogIdentity good = log_;
     log_ = other;
     LeasePolicy& p = Run(3000, true);

@@ -145,7 +145,8 @@ TEST_F(LogWriterTest, WhatARepliesMayReportDependsOnThePolicy) {
   w.Flush(1000);
   EXPECT_EQ(w.durable_end(), end);  // written: a process crash loses nothing
   // A new file starts with its id, then the records.
-  EXPECT_EQ(ReadFile(path_), "#latch-log " + w.log_id() + "\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n");
+  EXPECT_EQ(ReadFile(path_),
+            "#latch-log " + w.log_id() + "\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n");
   EXPECT_EQ(ReadLogIdentity(path_).id, w.log_id());
   EXPECT_EQ(w.log_id().size(), 16u);
   w.set_policy(SyncPolicy::kAlways);
