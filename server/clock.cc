@@ -18,6 +18,13 @@ int64_t SystemClock::MonoMs() const {
   return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000 + 1;
 }
 
+int64_t SystemClock::MonoUs() const {
+  timespec ts;
+  clock_gettime(CLOCK_BOOTTIME, &ts);
+  // +1 ms, as MonoMs().
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000 + ts.tv_nsec / 1000 + 1000;
+}
+
 int64_t SystemClock::WallUs() const {
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
