@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -127,8 +128,9 @@ std::vector<ConfigParam> BuildParams() {
   p.push_back(Int("timeout", &Config::timeout, 0, kIntMax));
   p.push_back(Int("tcp-keepalive", &Config::tcp_keepalive, 0, kIntMax));
   p.push_back(Bool("protected-mode", &Config::protected_mode));
-  p.push_back(Affects(Int("maxclients", &Config::maxclients, 1, std::numeric_limits<uint32_t>::max()),
-                      kEffectMaxClients));
+  p.push_back(
+      Affects(Int("maxclients", &Config::maxclients, 1, std::numeric_limits<uint32_t>::max()),
+              kEffectMaxClients));
 
   // Limits
   p.push_back(Memory("proto-max-bulk-len", &Config::proto_max_bulk_len, 1024 * 1024, kLongMax));
@@ -221,12 +223,50 @@ std::vector<ConfigParam> BuildParams() {
                                          {"no", FsyncPolicy::kNo}}),
                       kEffectLogWriter | kEffectLeasePolicy));
   p.push_back(Bool("aof-load-truncated", &Config::aof_load_truncated));
-  p.push_back(Affects(
-      Int("auto-aof-rewrite-percentage", &Config::auto_aof_rewrite_percentage, 0, kIntMax),
-      kEffectLogWriter));
-  p.push_back(Affects(
-      Memory("auto-aof-rewrite-min-size", &Config::auto_aof_rewrite_min_size, 0, kLongMax),
-      kEffectLogWriter));
+  p.push_back(
+      Affects(Int("auto-aof-rewrite-percentage", &Config::auto_aof_rewrite_percentage, 0, kIntMax),
+              kEffectLogWriter));
+  p.push_back(
+      Affects(Memory("auto-aof-rewrite-min-size", &Config::auto_aof_rewrite_min_size, 0, kLongMax),
+              kEffectLogWriter));
+
+  // Diagnostics
+  p.push_back(
+      Affects(Int("slowlog-log-slower-than", &Config::slowlog_log_slower_than, -1, kLongMax),
+              kEffectDiagnostics));
+  p.push_back(
+      Affects(Int("slowlog-max-len", &Config::slowlog_max_len, 0, kLongMax), kEffectDiagnostics));
+  p.push_back(
+      Affects(Int("latency-monitor-threshold", &Config::latency_monitor_threshold, 0, kLongMax),
+              kEffectDiagnostics));
+  p.push_back(Affects(Bool("latency-tracking", &Config::latency_tracking), kEffectDiagnostics));
+  p.push_back({"latency-tracking-info-percentiles", true,
+               [](const Config& c) {
+                 std::string out;
+                 for (double v : c.latency_tracking_info_percentiles) {
+                   if (!out.empty()) out.push_back(' ');
+                   out += FormatPercentile(v);
+                 }
+                 return out;
+               },
+               [](Config& c, const Args& a) -> SetResult {
+                 // Words of one quoted value, or several words in a file;
+                 // none ("") is allowed: no percentile is printed.
+                 std::vector<double> values;
+                 for (const std::string& w : a) {
+                   if (w.empty()) continue;
+                   auto v = ParseDouble(w);
+                   if (!v) return "Invalid latency-tracking-info-percentiles parameters";
+                   if (*v < 0.0 || *v > 100.0) {
+                     return "latency-tracking-info-percentiles parameters should sit between "
+                            "[0.0,100.0]";
+                   }
+                   values.push_back(*v);
+                 }
+                 c.latency_tracking_info_percentiles = std::move(values);
+                 return std::nullopt;
+               },
+               -1});
 
   // Lock safety
   p.push_back(Affects(Int("max-lock-ttl", &Config::max_lock_ttl, 0, kLongMax), kEffectLeasePolicy));
@@ -235,8 +275,8 @@ std::vector<ConfigParam> BuildParams() {
                                             {"always", QuarantineMode::kAlways},
                                             {"never", QuarantineMode::kNever}}),
                       kEffectLeasePolicy));
-  p.push_back(Affects(Int("quarantine-ms", &Config::quarantine_ms, -1, kLongMax),
-                      kEffectLeasePolicy));
+  p.push_back(
+      Affects(Int("quarantine-ms", &Config::quarantine_ms, -1, kLongMax), kEffectLeasePolicy));
   // Test knobs (enable-debug-command): see Config.
   p.push_back(Int("debug-wall-offset-ms", &Config::debug_wall_offset_ms, -kLongMax / 4,
                   kLongMax / 4, false));
@@ -373,13 +413,25 @@ std::optional<std::string> CheckConfig(const Config& config) {
   }
   if ((config.debug_wall_offset_ms != 0 || !config.debug_clock_id.empty()) &&
       config.enable_debug_command == DebugCommand::kNo) {
-    return fail("debug-wall-offset-ms and debug-clock-id are test knobs: they need "
-                "enable-debug-command yes (or local)");
+    return fail(
+        "debug-wall-offset-ms and debug-clock-id are test knobs: they need "
+        "enable-debug-command yes (or local)");
   }
   if (config.debug_clock_id.find_first_of(" \t\r\n") != std::string::npos) {
     return fail("debug-clock-id cannot contain spaces");
   }
   return std::nullopt;
+}
+
+std::string FormatPercentile(double p) {
+  char buf[64];
+  int len = std::snprintf(buf, sizeof(buf), "%f", p);
+  std::string s(buf, static_cast<size_t>(len));
+  if (s.find('.') != std::string::npos) {
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+  }
+  return s;
 }
 
 const char* QuarantineModeName(QuarantineMode m) {

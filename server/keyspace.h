@@ -120,6 +120,13 @@ class Keyspace {
   size_t keys_with_deadline() const { return ttl_index_.size(); }
   // Bytes held by entries and tables (an estimate for INFO memory).
   size_t memory_bytes() const;
+  // Its parts (MEMORY STATS): the entries (header, key, value), the hash
+  // table's bucket arrays, the TTL index.
+  size_t entry_bytes() const { return entry_bytes_; }
+  size_t table_bytes() const {
+    return (tables_[0].buckets.capacity() + tables_[1].buckets.capacity()) * sizeof(Entry*);
+  }
+  size_t ttl_index_bytes() const { return ttl_index_.capacity() * sizeof(Entry*); }
 
   // Deletes expired keys among those with a TTL, for at most `budget_us`
   // microseconds of work. Returns the number deleted. `now` is monotonic ms.

@@ -1,13 +1,12 @@
 // CONFIG GET / SET / RESETSTAT / HELP: the configuration registry
 // (server/config.h) seen from a client, with Redis's replies and errors.
+#include "server/config.h"
 #include "common/glob.h"
 #include "server/commands/common.h"
-#include "server/config.h"
 #include "server/control.h"
 #include "server/log.h"
 
 namespace latch::commands {
-
 
 void ConfigGet(CommandContext& ctx) {
   // As Redis 7.0: a pattern without glob characters is an exact (case-
@@ -47,6 +46,8 @@ void ConfigSet(CommandContext& ctx) {
   std::vector<const ConfigParam*> params;
   for (size_t i = 2; i < ctx.argv.size(); i += 2) {
     const ConfigParam* p = FindConfigParam(ctx.argv[i]);
+    // A password is never shown in the slow log, as Redis.
+    if (p != nullptr && p->name == "requirepass") ctx.Redact(i + 1);
     if (p == nullptr) {
       ctx.reply.Error("ERR Unknown option or number of arguments for CONFIG SET - '" +
                       std::string(UpToNul(ctx.argv[i])) + "'");
@@ -99,8 +100,9 @@ void ConfigSet(CommandContext& ctx) {
     return;
   }
   for (const ConfigParam* p : params) {
-    log::Notice("CONFIG SET {} = {}", p->name,
-                p->name == "requirepass" ? std::string("(hidden)") : p->get(ctx.control().config()));
+    log::Notice(
+        "CONFIG SET {} = {}", p->name,
+        p->name == "requirepass" ? std::string("(hidden)") : p->get(ctx.control().config()));
   }
   ctx.reply.Ok();
 }
@@ -134,20 +136,19 @@ void RegisterConfig(CommandRegistry& r) {
     return Doc{std::move(summary), std::move(since), "server", std::move(complexity)};
   };
   constexpr uint32_t kAdminFlags = kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale;
-  r.Add(
-      Container("config", {"slow"}, srv("A container for server configuration commands", "2.0.0"),
-                {Cmd("get", -3, kAdminFlags, ConfigGet, {"admin", "slow", "dangerous"},
-                     srv("Get the values of configuration parameters", "2.0.0",
-                         "O(N) when N is the number of configuration parameters provided"),
-                     {Multiple(Str("parameter"))}),
-                 Cmd("set", -4, kAdminFlags, ConfigSet, {"admin", "slow", "dangerous"},
-                     srv("Set configuration parameters to the given values", "2.0.0",
-                         "O(N) when N is the number of configuration parameters provided"),
-                     {Multiple(Block("data", {Str("parameter"), Str("value")}))}),
-                 Cmd("resetstat", 2, kAdminFlags, ConfigResetStat, {"admin", "slow", "dangerous"},
-                     srv("Reset the stats returned by INFO", "2.0.0")),
-                 Cmd("help", 2, kCmdLoading | kCmdStale, ConfigHelp, {"slow"},
-                     srv("Show helpful text about the different subcommands", "5.0.0"))}));
+  r.Add(Container("config", {"slow"}, srv("A container for server configuration commands", "2.0.0"),
+                  {Cmd("get", -3, kAdminFlags, ConfigGet, {"admin", "slow", "dangerous"},
+                       srv("Get the values of configuration parameters", "2.0.0",
+                           "O(N) when N is the number of configuration parameters provided"),
+                       {Multiple(Str("parameter"))}),
+                   Cmd("set", -4, kAdminFlags, ConfigSet, {"admin", "slow", "dangerous"},
+                       srv("Set configuration parameters to the given values", "2.0.0",
+                           "O(N) when N is the number of configuration parameters provided"),
+                       {Multiple(Block("data", {Str("parameter"), Str("value")}))}),
+                   Cmd("resetstat", 2, kAdminFlags, ConfigResetStat, {"admin", "slow", "dangerous"},
+                       srv("Reset the stats returned by INFO", "2.0.0")),
+                   Cmd("help", 2, kCmdLoading | kCmdStale, ConfigHelp, {"slow"},
+                       srv("Show helpful text about the different subcommands", "5.0.0"))}));
 }
 
 }  // namespace latch::commands

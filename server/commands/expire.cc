@@ -95,7 +95,8 @@ void ExpireGeneric(CommandContext& ctx, int64_t basetime_ms, bool seconds, std::
 
 // TTL, PTTL, EXPIRETIME, PEXPIRETIME: -2 without key, -1 without TTL.
 void TtlGeneric(CommandContext& ctx, bool ms, bool absolute) {
-  const Keyspace::Entry* e = ctx.store.Find(ctx.argv[1], ctx.now);
+  // Asking about a key is not an access to it (OBJECT IDLETIME), as Redis.
+  const Keyspace::Entry* e = ctx.store.Find(ctx.argv[1], ctx.now, /*touch=*/false);
   if (e == nullptr) {
     ctx.reply.Int(-2);
     return;
@@ -174,45 +175,39 @@ void RegisterExpiry(CommandRegistry& r) {
     d.since = std::move(since);
     return d;
   };
-  r.Add(
-      Keys(Cmd("expire", -3, kWrite | kFast | kLease, Expire, {"keyspace", "write", "fast"},
-               doc("Set a key's time to live in seconds", "1.0.0"), expire_args(Int("seconds"))),
-           1, 1, 1, kRW_UPDATE));
-  r.Add(
-      Keys(Cmd("pexpire", -3, kWrite | kFast | kLease, PExpire, {"keyspace", "write", "fast"},
-               doc("Set a key's time to live in milliseconds", "2.6.0"),
-               expire_args(Int("milliseconds"))),
-           1, 1, 1, kRW_UPDATE));
-  r.Add(
-      Keys(Cmd("expireat", -3, kWrite | kFast | kLease, ExpireAt, {"keyspace", "write", "fast"},
-               doc("Set the expiration for a key as a UNIX timestamp", "1.2.0"),
-               expire_args(Time("unix-time-seconds"))),
-           1, 1, 1, kRW_UPDATE));
-  r.Add(
-      Keys(Cmd("pexpireat", -3, kWrite | kFast | kLease, PExpireAt, {"keyspace", "write", "fast"},
-               doc("Set the expiration for a key as a UNIX timestamp specified in "
-                   "milliseconds",
-                   "2.6.0"),
-               expire_args(Time("unix-time-milliseconds"))),
-           1, 1, 1, kRW_UPDATE));
+  r.Add(Keys(Cmd("expire", -3, kWrite | kFast | kLease, Expire, {"keyspace", "write", "fast"},
+                 doc("Set a key's time to live in seconds", "1.0.0"), expire_args(Int("seconds"))),
+             1, 1, 1, kRW_UPDATE));
+  r.Add(Keys(Cmd("pexpire", -3, kWrite | kFast | kLease, PExpire, {"keyspace", "write", "fast"},
+                 doc("Set a key's time to live in milliseconds", "2.6.0"),
+                 expire_args(Int("milliseconds"))),
+             1, 1, 1, kRW_UPDATE));
+  r.Add(Keys(Cmd("expireat", -3, kWrite | kFast | kLease, ExpireAt, {"keyspace", "write", "fast"},
+                 doc("Set the expiration for a key as a UNIX timestamp", "1.2.0"),
+                 expire_args(Time("unix-time-seconds"))),
+             1, 1, 1, kRW_UPDATE));
+  r.Add(Keys(Cmd("pexpireat", -3, kWrite | kFast | kLease, PExpireAt, {"keyspace", "write", "fast"},
+                 doc("Set the expiration for a key as a UNIX timestamp specified in "
+                     "milliseconds",
+                     "2.6.0"),
+                 expire_args(Time("unix-time-milliseconds"))),
+             1, 1, 1, kRW_UPDATE));
   r.Add(Keys(Cmd("ttl", 2, kRead | kFast, Ttl, {"keyspace", "read", "fast"},
-                       doc("Get the time to live for a key in seconds", "1.0.0"), {Key()}),
-                   1, 1, 1, kRO_ACCESS));
+                 doc("Get the time to live for a key in seconds", "1.0.0"), {Key()}),
+             1, 1, 1, kRO_ACCESS));
   r.Add(Keys(Cmd("pttl", 2, kRead | kFast, PTtl, {"keyspace", "read", "fast"},
-                       doc("Get the time to live for a key in milliseconds", "2.6.0"), {Key()}),
-                   1, 1, 1, kRO_ACCESS));
+                 doc("Get the time to live for a key in milliseconds", "2.6.0"), {Key()}),
+             1, 1, 1, kRO_ACCESS));
   r.Add(Keys(Cmd("expiretime", 2, kRead | kFast, ExpireTime, {"keyspace", "read", "fast"},
-                       doc("Get the expiration Unix timestamp for a key", "7.0.0"), {Key()}),
-                   1, 1, 1, kRO_ACCESS));
+                 doc("Get the expiration Unix timestamp for a key", "7.0.0"), {Key()}),
+             1, 1, 1, kRO_ACCESS));
   r.Add(Keys(
       Cmd("pexpiretime", 2, kRead | kFast, PExpireTime, {"keyspace", "read", "fast"},
           doc("Get the expiration Unix timestamp for a key in milliseconds", "7.0.0"), {Key()}),
       1, 1, 1, kRO_ACCESS));
-  r.Add(
-      Keys(Cmd("persist", 2, kWrite | kFast | kLease, Persist, {"keyspace", "write", "fast"},
-               doc("Remove the expiration from a key", "2.2.0"), {Key()}),
-           1, 1, 1, kRW_UPDATE));
-
+  r.Add(Keys(Cmd("persist", 2, kWrite | kFast | kLease, Persist, {"keyspace", "write", "fast"},
+                 doc("Remove the expiration from a key", "2.2.0"), {Key()}),
+             1, 1, 1, kRW_UPDATE));
 }
 
 }  // namespace latch::commands

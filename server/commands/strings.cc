@@ -1,5 +1,5 @@
-// String commands: SET, SETNX, GET, DEL, EXISTS, and the compare-and-delete
-// family (DELIFEQ, DELEX, DIGEST).
+// String commands: SET, SETNX, GET, DEL (and UNLINK), EXISTS, and the
+// compare-and-delete family (DELIFEQ, DELEX, DIGEST).
 //
 // These are the lock primitives. Acquire is `SET lock token NX PX ttl`: one
 // command, so the key and its TTL appear together or not at all (the bug of
@@ -182,9 +182,9 @@ void ApplySet(CommandContext& ctx, const SetArgs& a) {
     if (!a.get) ctx.reply.Null();
     return;
   }
-  Lease lease = keep_ttl                    ? Lease::Keep()
-                : deadline == kNoDeadline   ? Lease::None()
-                                            : Lease::Until(deadline);
+  Lease lease = keep_ttl                  ? Lease::Keep()
+                : deadline == kNoDeadline ? Lease::None()
+                                          : Lease::Until(deadline);
   // (A deadline already past deletes the key, and the log says DEL.)
   ctx.store.Put(a.key, a.value, lease, ctx.now);
   if (!a.get) ctx.reply.Ok();
@@ -248,7 +248,8 @@ void Del(CommandContext& ctx) {
 void Exists(CommandContext& ctx) {
   int64_t count = 0;
   for (size_t i = 1; i < ctx.argv.size(); ++i) {
-    if (ctx.store.Find(ctx.argv[i], ctx.now) != nullptr) ++count;
+    // Not an access to the key (OBJECT IDLETIME), as Redis.
+    if (ctx.store.Find(ctx.argv[i], ctx.now, /*touch=*/false) != nullptr) ++count;
   }
   ctx.reply.Int(count);
 }
@@ -321,70 +322,77 @@ void RegisterStrings(CommandRegistry& r) {
   const std::vector<std::string> kRO_ACCESS = {"RO", "access"};
   const std::vector<std::string> kRW_DELETE = {"RW", "delete"};
   // ---- strings: the lock primitives
-  r.Add(
-      Keys(Cmd("set", -3, kWrite | kCmdDenyOom | kLease, Set, {"write", "string", "slow"},
-               {"Set the string value of a key", "1.0.0", "string", "O(1)"},
-               {Key(), Str("value"),
-                Optional(OneOf("condition",
-                               {Token("nx", "NX"), Token("xx", "XX"), Str("ifeq-value", "IFEQ"),
-                                Str("ifne-value", "IFNE"), Str("ifdeq-digest", "IFDEQ"),
-                                Str("ifdne-digest", "IFDNE")}),
-                         "2.6.12"),
-                Optional(Token("get", "GET"), "6.2.0"),
-                Optional(OneOf("expiration", {Int("seconds", "EX"), Int("milliseconds", "PX"),
-                                              Time("unix-time-seconds", "EXAT"),
-                                              Time("unix-time-milliseconds", "PXAT"),
-                                              Token("keepttl", "KEEPTTL")}))}),
-           1, 1, 1, {"RW", "access", "update", "variable_flags"}));
+  r.Add(Keys(Cmd("set", -3, kWrite | kCmdDenyOom | kLease, Set, {"write", "string", "slow"},
+                 {"Set the string value of a key", "1.0.0", "string", "O(1)"},
+                 {Key(), Str("value"),
+                  Optional(OneOf("condition",
+                                 {Token("nx", "NX"), Token("xx", "XX"), Str("ifeq-value", "IFEQ"),
+                                  Str("ifne-value", "IFNE"), Str("ifdeq-digest", "IFDEQ"),
+                                  Str("ifdne-digest", "IFDNE")}),
+                           "2.6.12"),
+                  Optional(Token("get", "GET"), "6.2.0"),
+                  Optional(OneOf("expiration", {Int("seconds", "EX"), Int("milliseconds", "PX"),
+                                                Time("unix-time-seconds", "EXAT"),
+                                                Time("unix-time-milliseconds", "PXAT"),
+                                                Token("keepttl", "KEEPTTL")}))}),
+             1, 1, 1, {"RW", "access", "update", "variable_flags"}));
   r.Add(Keys(
       Cmd("setnx", 3, kWrite | kCmdDenyOom | kFast | kLease, SetNx, {"write", "string", "fast"},
           {"Set the value of a key, only if the key does not exist", "1.0.0", "string", "O(1)"},
           {Key(), Str("value")}),
       1, 1, 1, {"OW", "insert"}));
-  r.Add(
-      Keys(Cmd("setex", 4, kWrite | kCmdDenyOom | kLease, SetEx, {"write", "string", "slow"},
-               {"Set the value and expiration of a key", "2.0.0", "string", "O(1)"},
-               {Key(), Int("seconds"), Str("value")}),
-           1, 1, 1, {"OW", "update"}));
+  r.Add(Keys(Cmd("setex", 4, kWrite | kCmdDenyOom | kLease, SetEx, {"write", "string", "slow"},
+                 {"Set the value and expiration of a key", "2.0.0", "string", "O(1)"},
+                 {Key(), Int("seconds"), Str("value")}),
+             1, 1, 1, {"OW", "update"}));
   r.Add(
       Keys(Cmd("psetex", 4, kWrite | kCmdDenyOom | kLease, SetEx, {"write", "string", "slow"},
                {"Set the value and expiration in milliseconds of a key", "2.6.0", "string", "O(1)"},
                {Key(), Int("milliseconds"), Str("value")}),
            1, 1, 1, {"OW", "update"}));
   r.Add(Keys(Cmd("get", 2, kRead | kFast, Get, {"read", "string", "fast"},
-                       {"Get the value of a key", "1.0.0", "string", "O(1)"}, {Key()}),
-                   1, 1, 1, kRO_ACCESS));
+                 {"Get the value of a key", "1.0.0", "string", "O(1)"}, {Key()}),
+             1, 1, 1, kRO_ACCESS));
   r.Add(Keys(Cmd("del", -2, kWrite, Del, {"keyspace", "write", "slow"},
-                       {"Delete a key", "1.0.0", "generic",
-                        "O(N) where N is the number of keys that will be removed."},
-                       {Key("key", true)}),
-                   1, -1, 1, {"RM", "delete"}));
+                 {"Delete a key", "1.0.0", "generic",
+                  "O(N) where N is the number of keys that will be removed."},
+                 {Key("key", true)}),
+             1, -1, 1, {"RM", "delete"}));
+  // UNLINK is DEL: freeing a value is cheap here (one allocation per key),
+  // so there is nothing to hand to a background thread.
+  r.Add(Keys(Cmd("unlink", -2, kWrite | kFast, Del, {"keyspace", "write", "fast"},
+                 {"Delete a key asynchronously in another thread. Otherwise it is just as DEL, "
+                  "but non blocking.",
+                  "4.0.0", "generic",
+                  "O(1) for each key removed regardless of its size. Then the command does O(N) "
+                  "work in a different thread in order to reclaim memory, where N is the number "
+                  "of allocations the deleted objects where composed of."},
+                 {Key("key", true)}),
+             1, -1, 1, {"RM", "delete"}));
   r.Add(Keys(Cmd("exists", -2, kRead | kFast, Exists, {"keyspace", "read", "fast"},
-                       {"Determine if a key exists", "1.0.0", "generic",
-                        "O(N) where N is the number of keys to check."},
-                       {Key("key", true)}),
-                   1, -1, 1, {"RO"}));
+                 {"Determine if a key exists", "1.0.0", "generic",
+                  "O(N) where N is the number of keys to check."},
+                 {Key("key", true)}),
+             1, -1, 1, {"RO"}));
   r.Add(Keys(Cmd("delifeq", 3, kWrite | kFast, DelIfEq, {"write", "string", "fast"},
-                       {"Delete key if value matches string.", "9.0.0", "string", "O(1)"},
-                       {Key(), Str("value")}),
-                   1, 1, 1, kRW_DELETE));
+                 {"Delete key if value matches string.", "9.0.0", "string", "O(1)"},
+                 {Key(), Str("value")}),
+             1, 1, 1, kRW_DELETE));
   r.Add(Keys(
       Cmd("delex", -2, kWrite | kFast, DelEx, {"write", "string", "fast"},
           {"Conditionally removes the specified key based on value or digest comparison.", "8.4.0",
            "string",
            "O(1) for IFEQ/IFNE, O(N) for IFDEQ/IFDNE where N is the length of the string "
            "value."},
-          {Key(),
-           Optional(OneOf("condition",
-                          {Str("ifeq-value", "IFEQ"), Str("ifne-value", "IFNE"),
-                           Str("ifdeq-digest", "IFDEQ"), Str("ifdne-digest", "IFDNE")}))}),
+          {Key(), Optional(OneOf("condition",
+                                 {Str("ifeq-value", "IFEQ"), Str("ifne-value", "IFNE"),
+                                  Str("ifdeq-digest", "IFDEQ"), Str("ifdne-digest", "IFDNE")}))}),
       1, 1, 1, {"RW", "delete", "variable_flags"}));
   r.Add(Keys(Cmd("digest", 2, kRead | kFast, Digest, {"read", "string", "fast"},
-                       {"Returns the hash digest of a string value", "8.4.0", "string",
-                        "O(N) where N is the length of the string value."},
-                       {Key()}),
-                   1, 1, 1, kRO_ACCESS));
-
+                 {"Returns the hash digest of a string value", "8.4.0", "string",
+                  "O(N) where N is the length of the string value."},
+                 {Key()}),
+             1, 1, 1, kRO_ACCESS));
 }
 
 }  // namespace latch::commands

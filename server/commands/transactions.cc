@@ -103,23 +103,22 @@ void RegisterTransactions(CommandRegistry& r) {
   };
   const uint32_t kTxFlags = kCmdNoScript | kCmdLoading | kCmdStale | kFast | kCmdAllowBusy;
   r.Add(Cmd("multi", 1, kTxFlags | kCmdTransactionControl, Multi, {"fast", "transaction"},
-                  tx("Start a transaction block", "1.2.0")));
-  r.Add(Cmd("exec", 1, kCmdNoScript | kCmdLoading | kCmdStale | kCmdTransactionControl, Exec,
-                  {"slow", "transaction"},
-                  tx("Execute all commands issued after MULTI", "1.2.0",
-                     "Depends on commands in the transaction")));
+            tx("Start a transaction block", "1.2.0")));
+  r.Add(Cmd("exec", 1,
+            kCmdNoScript | kCmdLoading | kCmdStale | kCmdSkipSlowlog | kCmdTransactionControl, Exec,
+            {"slow", "transaction"},
+            tx("Execute all commands issued after MULTI", "1.2.0",
+               "Depends on commands in the transaction")));
   r.Add(Cmd("discard", 1, kTxFlags | kCmdTransactionControl, Discard, {"fast", "transaction"},
-                  tx("Discard all commands issued after MULTI", "2.0.0",
-                     "O(N), when N is the number of queued commands")));
-  r.Add(
-      Keys(Cmd("watch", -2, kTxFlags | kCmdTransactionControl, Watch, {"fast", "transaction"},
-               tx("Monitor changes to keys to determine execution of a MULTI/EXEC block", "2.2.0",
-                  "O(1) for every key."),
-               {Key("key", true)}),
-           1, -1, 1, {"RO"}));
+            tx("Discard all commands issued after MULTI", "2.0.0",
+               "O(N), when N is the number of queued commands")));
+  r.Add(Keys(Cmd("watch", -2, kTxFlags | kCmdTransactionControl, Watch, {"fast", "transaction"},
+                 tx("Monitor changes to keys to determine execution of a MULTI/EXEC block", "2.2.0",
+                    "O(1) for every key."),
+                 {Key("key", true)}),
+             1, -1, 1, {"RO"}));
   r.Add(Cmd("unwatch", 1, kTxFlags, Unwatch, {"fast", "transaction"},
-                  tx("Forget about all watched keys", "2.2.0")));
-
+            tx("Forget about all watched keys", "2.2.0")));
 }
 
 }  // namespace latch::commands
