@@ -164,14 +164,14 @@ void Hello(CommandContext& ctx) {
   for (size_t j = next; j < ctx.argv.size(); ++j) {
     size_t more = ctx.argv.size() - 1 - j;
     std::string_view opt = ctx.argv[j];
-    if (EqualsIgnoreCase(opt, "AUTH") && more >= 2) {
+    if (IsWord(opt, "AUTH") && more >= 2) {
       user = ctx.argv[j + 1];
       pass = ctx.argv[j + 2];
       has_auth = true;
       ctx.Redact(j + 1);  // never in the slow log
       ctx.Redact(j + 2);
       j += 2;
-    } else if (EqualsIgnoreCase(opt, "SETNAME") && more >= 1) {
+    } else if (IsWord(opt, "SETNAME") && more >= 1) {
       name = ctx.argv[j + 1];
       if (!ValidName(name)) {
         ctx.reply.Error("ERR Client names cannot contain spaces, newlines or special characters.");
@@ -342,9 +342,9 @@ void ClientInfo(CommandContext& ctx) {
 
 void ClientSetInfo(CommandContext& ctx) {
   std::string_view attr = ctx.argv[2], value = ctx.argv[3];
-  bool is_name = EqualsIgnoreCase(attr, "LIB-NAME");
-  if (!is_name && !EqualsIgnoreCase(attr, "LIB-VER")) {
-    ctx.reply.Error("ERR Unrecognized option '" + std::string(attr) + "'");
+  bool is_name = IsWord(attr, "LIB-NAME");
+  if (!is_name && !IsWord(attr, "LIB-VER")) {
+    ctx.reply.Error("ERR Unrecognized option '" + std::string(UpToNul(attr)) + "'");
     return;
   }
   if (!ValidName(value)) {
