@@ -45,6 +45,10 @@ bool Gate::AdmitGrant(CommandContext& ctx, int64_t deadline) {
 }
 
 void Gate::Configure(const Config& config) {
+  stats_ = &control_.stats();
+  slowlog_ = &control_.slowlog();
+  latency_ = &control_.latency_monitor();
+  clock_ = &control_.clock();
   slowlog_slower_than_us_ = config.slowlog_log_slower_than;
   slowlog_max_len_ = static_cast<size_t>(config.slowlog_max_len);
   latency_threshold_ms_ = config.latency_monitor_threshold;
@@ -54,7 +58,7 @@ void Gate::Configure(const Config& config) {
 
 void Gate::Account(const CommandContext& ctx, bool failed, int64_t duration_us, bool from_script) {
   const CommandSpec& cmd = ctx.cmd;
-  CommandStats& cs = control_.stats().command(cmd.index);
+  CommandStats& cs = stats_->command(cmd.index);
   ++cs.calls;
   if (failed) ++cs.failed_calls;
   if (!timing_) return;
@@ -67,16 +71,15 @@ void Gate::Account(const CommandContext& ctx, bool failed, int64_t duration_us, 
   if (from_script) return;
   const int64_t now_s = ctx.now.wall_ms / 1000;
   if (slowlog_slower_than_us_ >= 0) {
-    Slowlog& slowlog = control_.slowlog();
     if (duration_us >= slowlog_slower_than_us_ && !cmd.has(kCmdSkipSlowlog)) {
-      slowlog.Push(ctx.argv, ctx.redacted, duration_us, now_s, ctx.session.addr, ctx.session.name,
-                   slowlog_max_len_);
+      slowlog_->Push(ctx.argv, ctx.redacted, duration_us, now_s, ctx.session.addr, ctx.session.name,
+                     slowlog_max_len_);
     }
-    slowlog.Trim(slowlog_max_len_);
+    slowlog_->Trim(slowlog_max_len_);
   }
   const int64_t ms = duration_us / 1000;
   if (latency_threshold_ms_ > 0 && ms >= latency_threshold_ms_) {
-    control_.latency_monitor().Add(cmd.has(kCmdFast) ? "fast-command" : "command", ms, now_s);
+    latency_->Add(cmd.has(kCmdFast) ? "fast-command" : "command", ms, now_s);
   }
 }
 
@@ -123,7 +126,7 @@ Gate::Result Gate::Execute(Session& session, std::span<const std::string_view> a
     }
     if (session.in_multi && origin == Origin::kClient) session.multi_failed = true;
     if (!from_script) ++nested_errors_;
-    if (result.cmd != nullptr) ++control_.stats().command(result.cmd->index).rejected_calls;
+    if (result.cmd != nullptr) ++stats_->command(result.cmd->index).rejected_calls;
     return result;
   };
 
@@ -170,7 +173,11 @@ Gate::Result Gate::Execute(Session& session, std::span<const std::string_view> a
   }
   // 6. MULTI: queued, to run together at EXEC (transactions.cc).
   if (origin == Origin::kClient && session.in_multi && !cmd->has(kCmdTransactionControl)) {
-    session.queued.emplace_back(argv.begin(), argv.end());
+    // A transaction already doomed (a refused command, a watched key
+    // changed) keeps nothing: EXEC will not run it (Redis's rule too).
+    if (!session.multi_failed && !session.watched_key_touched) {
+      session.queued.emplace_back(argv.begin(), argv.end());
+    }
     reply.Simple("QUEUED");
     result.ran = true;
     return result;
@@ -214,7 +221,7 @@ Gate::Result Gate::Execute(Session& session, std::span<const std::string_view> a
   }
   int64_t duration_us = 0;
   if (timing_) {
-    const int64_t end_us = control_.clock().MonoUs();
+    const int64_t end_us = clock_->MonoUs();
     duration_us = std::max<int64_t>(end_us - start_us, 0);
     mark_us_ = end_us;
   }
@@ -226,7 +233,7 @@ Gate::Result Gate::Execute(Session& session, std::span<const std::string_view> a
   nested_errors_ = outer_nested + (from_script ? 0 : written);
   Account(ctx, own_error, duration_us, from_script);
   if (!from_script) {
-    ++control_.stats().total_commands_processed;
+    ++stats_->total_commands_processed;
     if (on_executed_ && !cmd->has(kCmdAdmin)) on_executed_(session, argv, *cmd);
   }
   return result;

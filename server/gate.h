@@ -42,10 +42,14 @@ namespace latch {
 
 struct Config;
 
+class Clock;
+class LatencyMonitor;
 class LeasePolicy;
 class ServerControl;
 class Session;
+class Slowlog;
 class Store;
+struct Stats;
 namespace aof {
 class Writer;
 }
@@ -77,7 +81,8 @@ class Gate {
   void set_executed_hook(ExecutedHook h) { on_executed_ = std::move(h); }
   bool has_executed_hook() const { return static_cast<bool>(on_executed_); }
   // The settings of what consumes command durations (the slow log, the
-  // latency monitor, latency-tracking): read at start and after CONFIG SET.
+  // latency monitor, latency-tracking): read once the server is built, and
+  // after CONFIG SET.
   void Configure(const Config& config);
   bool timing() const { return timing_; }
   // The latest reading of the boot clock in µs (see Timing above).
@@ -104,6 +109,12 @@ class Gate {
   // latency monitor.
   void Account(const CommandContext& ctx, bool failed, int64_t duration_us, bool from_script);
 
+  // The server's parts the accounting uses, looked up once (Configure):
+  // they live as long as the server.
+  Stats* stats_ = nullptr;
+  Slowlog* slowlog_ = nullptr;
+  LatencyMonitor* latency_ = nullptr;
+  const Clock* clock_ = nullptr;
   bool timing_ = false;
   bool latency_tracking_ = false;
   int64_t slowlog_slower_than_us_ = -1;

@@ -480,7 +480,8 @@ void Server::Cron() {
   ForEachSession([&](Session& s) {
     auto& c = static_cast<Connection&>(s);
     if (c.closing()) return;
-    if (config_.timeout > 0 && !c.monitor &&
+    // (A client parked by WAITAOF waits on purpose: its own timeout ends it.)
+    if (config_.timeout > 0 && !c.monitor && !c.blocked &&
         now.mono - c.last_interaction_ms > config_.timeout * 1000) {
       log::Verbose("Closing idle client id={} addr={}", c.id(), c.addr);
       c.Close();
