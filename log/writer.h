@@ -99,6 +99,9 @@ class Writer {
   uint64_t durable_end() const {
     return policy_ == SyncPolicy::kAlways ? synced_end_ : written_end_;
   }
+  // How much of appended_end() is known to be on disk (fsynced), whatever
+  // the policy: WAITAOF's answer.
+  uint64_t synced_end() const { return synced_end_; }
 
   bool write_ok() const { return write_errno_ == 0; }
   std::string write_error() const;

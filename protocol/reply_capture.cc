@@ -42,7 +42,7 @@ void ReplyCapture::Simple(std::string_view s) {
 }
 
 void ReplyCapture::Error(std::string_view text) {
-  ++errors_;
+  CountError(text);
   Reply r;
   r.type = Reply::Type::kError;
   r.str = std::string(text);

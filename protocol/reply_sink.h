@@ -16,6 +16,14 @@ namespace latch::resp {
 
 class ReplySink {
  public:
+  // Told about every error written through a sink (the server's INFO
+  // errorstats and total_error_replies count what its clients were told).
+  class ErrorObserver {
+   public:
+    virtual ~ErrorObserver() = default;
+    virtual void OnErrorReply(std::string_view text) = 0;
+  };
+
   virtual ~ReplySink() = default;
 
   // The protocol the reply is written in: 2 or 3 (HELLO changes it for the
@@ -47,12 +55,21 @@ class ReplySink {
   virtual size_t Mark() const = 0;
   virtual void RewindTo(size_t mark) = 0;
 
-  // Error replies written through this sink so far (INFO's
-  // total_error_replies, and the gate's "did it fail" question).
+  // Error replies written through this sink so far (the gate's "did it
+  // fail" question).
   uint64_t errors() const { return errors_; }
+  void set_error_observer(ErrorObserver* observer) { observer_ = observer; }
 
  protected:
+  // Implementations call this for every error they write.
+  void CountError(std::string_view text) {
+    ++errors_;
+    if (observer_ != nullptr) observer_->OnErrorReply(text);
+  }
+
+ private:
   uint64_t errors_ = 0;
+  ErrorObserver* observer_ = nullptr;
 };
 
 }  // namespace latch::resp

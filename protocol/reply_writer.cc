@@ -20,7 +20,7 @@ void ReplyWriter::Simple(std::string_view s) {
 }
 
 void ReplyWriter::Error(std::string_view text) {
-  ++errors_;
+  CountError(text);
   size_t start = out_->size();
   out_->push_back('-');
   out_->append(text);

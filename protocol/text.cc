@@ -1,6 +1,7 @@
 #include "protocol/text.h"
 
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -46,6 +47,21 @@ std::optional<double> ParseDouble(std::string_view s) {
   errno = 0;
   double v = std::strtod(copy.c_str(), &end);
   if (end != copy.c_str() + copy.size() || errno == ERANGE || std::isnan(v)) return std::nullopt;
+  return v;
+}
+
+std::optional<long double> ParseLongDouble(std::string_view s) {
+  constexpr size_t kMaxChars = 5 * 1024;  // Redis's MAX_LONG_DOUBLE_CHARS
+  if (s.empty() || s.size() >= kMaxChars || std::isspace(static_cast<unsigned char>(s[0]))) {
+    return std::nullopt;
+  }
+  std::string copy(s);
+  char* end = nullptr;
+  errno = 0;
+  long double v = std::strtold(copy.c_str(), &end);
+  // (A NUL inside stops strtold short of the end: rejected too.)
+  if (end != copy.c_str() + copy.size() || std::isnan(v)) return std::nullopt;
+  if (errno == ERANGE && (std::isinf(v) || v == 0)) return std::nullopt;
   return v;
 }
 

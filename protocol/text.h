@@ -23,6 +23,12 @@ std::optional<int64_t> ParseInt64(std::string_view s);
 // commands such as INCRBYFLOAT: used by the config parser for ratios.
 std::optional<double> ParseDouble(std::string_view s);
 
+// Parses a long double with Redis's `string2ld` rules (INCRBYFLOAT): what
+// strtold accepts (decimals, exponents, hexadecimal floats, "inf"), but no
+// leading space, nothing after the number, fewer than 5120 characters, no
+// overflow to infinity, no underflow to zero, no NaN.
+std::optional<long double> ParseLongDouble(std::string_view s);
+
 // Splits a line into words with the rules of Redis's `sdssplitargs`: blanks
 // separate words; "double quotes" understand \n \r \t \b \a \xHH and
 // backslash escapes; 'single quotes' understand only \'. A closing quote must

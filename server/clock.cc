@@ -43,6 +43,13 @@ bool SystemClock::WarpMono(double rate, int64_t jump_ms) {
   return true;
 }
 
+int64_t SystemClock::MonoUs() const {
+  timespec ts;
+  clock_gettime(CLOCK_BOOTTIME, &ts);
+  // +1 ms, as MonoMs().
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000 + ts.tv_nsec / 1000 + 1000;
+}
+
 int64_t SystemClock::WallUs() const {
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);

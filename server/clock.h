@@ -25,6 +25,9 @@ class Clock {
   // suspended (CLOCK_BOOTTIME): since boot, so it also orders events across
   // restarts of the process within one boot. Always > 0.
   virtual int64_t MonoMs() const = 0;
+  // The same clock in microseconds (MonoUs() / 1000 == MonoMs()), for
+  // timing commands (SLOWLOG, LATENCY, INFO commandstats).
+  virtual int64_t MonoUs() const { return MonoMs() * 1000; }
   // Microseconds since the Unix epoch (may jump).
   virtual int64_t WallUs() const = 0;
   int64_t WallMs() const { return WallUs() / 1000; }
@@ -45,6 +48,7 @@ class Clock {
 class SystemClock final : public Clock {
  public:
   int64_t MonoMs() const override;
+  int64_t MonoUs() const override;
   int64_t WallUs() const override;
   std::string Id() const override;
   void set_wall_offset_ms(int64_t ms) { wall_offset_us_ = ms * 1000; }

@@ -14,7 +14,8 @@
 //    write the log record (so a handler cannot forget the record);
 //  - before any write that would grant, re-grant or extend a lease, asks
 //    ctx.AdmitGrant(deadline) and stops if it says no (the reply is written);
-//  - writes exactly one reply to ctx.reply;
+//  - writes exactly one reply to ctx.reply (a command that parks the client,
+//    WAITAOF, writes it later through the server);
 //  - uses ctx.now for every time it needs (one reading of both clocks per
 //    request: a deadline and the TTL logged for it agree).
 // Administrative commands (CONFIG, INFO, CLIENT, SHUTDOWN…) also use
@@ -44,14 +45,15 @@ enum CommandFlag : uint32_t {
   kCmdReadonly = 1u << 1,
   kCmdAdmin = 1u << 2,
   kCmdFast = 1u << 3,
-  kCmdNoAuth = 1u << 4,      // allowed before AUTH (AUTH, HELLO, QUIT)
-  kCmdLoading = 1u << 5,     // allowed while the log is being loaded
-  kCmdStale = 1u << 6,       // (reported only)
-  kCmdNoScript = 1u << 7,    // (reported only)
-  kCmdDenyOom = 1u << 8,     // (reported only)
-  kCmdSentinel = 1u << 9,    // (reported only)
-  kCmdNoMulti = 1u << 10,    // (reported only)
-  kCmdAllowBusy = 1u << 11,  // (reported only)
+  kCmdNoAuth = 1u << 4,        // allowed before AUTH (AUTH, HELLO, QUIT)
+  kCmdLoading = 1u << 5,       // allowed while the log is being loaded
+  kCmdStale = 1u << 6,         // (reported only)
+  kCmdNoScript = 1u << 7,      // (reported only)
+  kCmdDenyOom = 1u << 8,       // (reported only)
+  kCmdSentinel = 1u << 9,      // (reported only)
+  kCmdNoMulti = 1u << 10,      // (reported only)
+  kCmdAllowBusy = 1u << 11,    // (reported only)
+  kCmdSkipSlowlog = 1u << 12,  // never in the slow log (EXEC: its commands are)
   // latch: may grant, re-grant or extend a lease (it calls AdmitGrant). A
   // write command without it only ever removes or shortens: a release, always
   // allowed (the restart quarantine's refusal text lists them).
@@ -98,6 +100,15 @@ struct CommandContext {
   bool CheckTtl(int64_t ttl_ms);
   // The server around the loop, for administrative commands.
   ServerControl& control();
+  // Whether the command may park the client (WAITAOF): only a client's own
+  // request may, not one queued in MULTI or called by a script.
+  bool may_block = false;
+  // Arguments to show as "(redacted)" in the slow log (AUTH's password…):
+  // bit i for argv[i].
+  uint64_t redacted = 0;
+  void Redact(size_t i) {
+    if (i < 64) redacted |= uint64_t{1} << i;
+  }
   // The command's full name in lower case ("set", "config|get"), for error
   // texts that name it.
   const std::string& name() const;
@@ -126,6 +137,8 @@ struct CommandSpec {
   bool has(uint32_t f) const { return (flags & f) != 0; }
   // "config|get" for a subcommand, "get" otherwise.
   std::string fullname;
+  // Position among all commands and subcommands (per-command statistics).
+  size_t index = 0;
 };
 
 // ---------------------------------------------------------------- builders
@@ -142,6 +155,7 @@ ArgDoc Str(std::string name, std::string token = "");
 ArgDoc Int(std::string name, std::string token = "");
 ArgDoc Double(std::string name, std::string token = "");
 ArgDoc Time(std::string name, std::string token = "");
+ArgDoc Pattern(std::string name, std::string token = "");
 ArgDoc Token(std::string name, std::string token);
 ArgDoc OneOf(std::string name, std::vector<ArgDoc> args);
 ArgDoc Block(std::string name, std::vector<ArgDoc> args, std::string token = "");
@@ -168,6 +182,16 @@ class CommandRegistry {
   // Finds a command (case-insensitive) by its name.
   const CommandSpec* Find(std::string_view name) const;
   const std::vector<CommandSpec>& commands() const { return commands_; }
+  // How many commands and subcommands there are (CommandSpec::index < it).
+  size_t count() const { return count_; }
+  // Calls f(const CommandSpec&) for every command, then its subcommands.
+  template <typename F>
+  void ForEachCommand(F&& f) const {
+    for (const CommandSpec& c : commands_) {
+      f(c);
+      for (const CommandSpec& s : c.subcommands) f(s);
+    }
+  }
   // "DEL, DELIFEQ, DELEX, …": the write commands that never grant a lease.
   std::string ReleaseCommands() const;
 
@@ -179,6 +203,7 @@ class CommandRegistry {
   CommandRegistry();
   void Index();
   std::vector<CommandSpec> commands_;
+  size_t count_ = 0;
   // Lower-case name → command: a small open-addressing table (FNV-1a hash,
   // linear probing) that Find() probes with the name folded on the fly.
   static uint32_t NameHash(std::string_view lower);
@@ -188,6 +213,7 @@ class CommandRegistry {
 // The families, each in server/commands/<family>.cc.
 namespace commands {
 void RegisterStrings(CommandRegistry& r);
+void RegisterStringOps(CommandRegistry& r);
 void RegisterExpiry(CommandRegistry& r);
 void RegisterConnection(CommandRegistry& r);
 void RegisterKeyspace(CommandRegistry& r);
@@ -197,6 +223,8 @@ void RegisterIntrospection(CommandRegistry& r);
 void RegisterTransactions(CommandRegistry& r);
 void RegisterScripting(CommandRegistry& r);
 void RegisterFaults(CommandRegistry& r);  // fault.cc: the test bench
+void RegisterDiagnostics(CommandRegistry& r);
+void RegisterDurability(CommandRegistry& r);
 }  // namespace commands
 
 }  // namespace latch

@@ -34,6 +34,9 @@ ArgDoc Double(std::string name, std::string token) {
 ArgDoc Time(std::string name, std::string token) {
   return Arg(std::move(name), "unix-time", std::move(token));
 }
+ArgDoc Pattern(std::string name, std::string token) {
+  return Arg(std::move(name), "pattern", std::move(token));
+}
 ArgDoc Token(std::string name, std::string token) {
   return Arg(std::move(name), "pure-token", std::move(token));
 }
@@ -134,6 +137,7 @@ void CommandRegistry::Add(CommandSpec spec) {
 CommandRegistry::CommandRegistry() {
   // The families, each registering its own commands (server/commands/).
   commands::RegisterStrings(*this);
+  commands::RegisterStringOps(*this);
   commands::RegisterExpiry(*this);
   commands::RegisterConnection(*this);
   commands::RegisterKeyspace(*this);
@@ -143,13 +147,19 @@ CommandRegistry::CommandRegistry() {
   commands::RegisterTransactions(*this);
   commands::RegisterScripting(*this);
   commands::RegisterFaults(*this);
+  commands::RegisterDiagnostics(*this);
+  commands::RegisterDurability(*this);
   Index();
 }
 
 void CommandRegistry::Index() {
   for (CommandSpec& c : commands_) {
     c.fullname = c.name;
-    for (CommandSpec& s : c.subcommands) s.fullname = c.name + "|" + s.name;
+    c.index = count_++;
+    for (CommandSpec& s : c.subcommands) {
+      s.fullname = c.name + "|" + s.name;
+      s.index = count_++;
+    }
   }
   size_t n = 64;
   while (n < commands_.size() * 4) n *= 2;
@@ -201,10 +211,11 @@ void CommandRegistry::WriteInfo(const CommandSpec& c, resp::ReplySink& w) {
   w.Bulk(c.fullname);
   w.Int(c.arity);
   static const std::pair<uint32_t, const char*> kFlagNames[] = {
-      {kCmdWrite, "write"},       {kCmdReadonly, "readonly"}, {kCmdDenyOom, "denyoom"},
-      {kCmdAdmin, "admin"},       {kCmdNoScript, "noscript"}, {kCmdLoading, "loading"},
-      {kCmdStale, "stale"},       {kCmdFast, "fast"},         {kCmdNoAuth, "no_auth"},
-      {kCmdSentinel, "sentinel"}, {kCmdNoMulti, "no_multi"},  {kCmdAllowBusy, "allow_busy"},
+      {kCmdWrite, "write"},          {kCmdReadonly, "readonly"},        {kCmdDenyOom, "denyoom"},
+      {kCmdAdmin, "admin"},          {kCmdNoScript, "noscript"},        {kCmdLoading, "loading"},
+      {kCmdStale, "stale"},          {kCmdSkipSlowlog, "skip_slowlog"}, {kCmdFast, "fast"},
+      {kCmdNoAuth, "no_auth"},       {kCmdSentinel, "sentinel"},        {kCmdNoMulti, "no_multi"},
+      {kCmdAllowBusy, "allow_busy"},
   };
   size_t nflags = 0;
   for (const auto& [bit, name] : kFlagNames) nflags += c.has(bit);

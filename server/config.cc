@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -229,6 +230,44 @@ std::vector<ConfigParam> BuildParams() {
       Affects(Memory("auto-aof-rewrite-min-size", &Config::auto_aof_rewrite_min_size, 0, kLongMax),
               kEffectLogWriter));
 
+  // Diagnostics
+  p.push_back(
+      Affects(Int("slowlog-log-slower-than", &Config::slowlog_log_slower_than, -1, kLongMax),
+              kEffectDiagnostics));
+  p.push_back(
+      Affects(Int("slowlog-max-len", &Config::slowlog_max_len, 0, kLongMax), kEffectDiagnostics));
+  p.push_back(
+      Affects(Int("latency-monitor-threshold", &Config::latency_monitor_threshold, 0, kLongMax),
+              kEffectDiagnostics));
+  p.push_back(Affects(Bool("latency-tracking", &Config::latency_tracking), kEffectDiagnostics));
+  p.push_back({"latency-tracking-info-percentiles", true,
+               [](const Config& c) {
+                 std::string out;
+                 for (double v : c.latency_tracking_info_percentiles) {
+                   if (!out.empty()) out.push_back(' ');
+                   out += FormatPercentile(v);
+                 }
+                 return out;
+               },
+               [](Config& c, const Args& a) -> SetResult {
+                 // Words of one quoted value, or several words in a file;
+                 // none ("") is allowed: no percentile is printed.
+                 std::vector<double> values;
+                 for (const std::string& w : a) {
+                   if (w.empty()) continue;
+                   auto v = ParseDouble(w);
+                   if (!v) return "Invalid latency-tracking-info-percentiles parameters";
+                   if (*v < 0.0 || *v > 100.0) {
+                     return "latency-tracking-info-percentiles parameters should sit between "
+                            "[0.0,100.0]";
+                   }
+                   values.push_back(*v);
+                 }
+                 c.latency_tracking_info_percentiles = std::move(values);
+                 return std::nullopt;
+               },
+               -1});
+
   // Lock safety
   p.push_back(Affects(Int("max-lock-ttl", &Config::max_lock_ttl, 0, kLongMax), kEffectLeasePolicy));
   p.push_back(Affects(Enum<QuarantineMode>("quarantine", &Config::quarantine,
@@ -386,6 +425,17 @@ std::optional<std::string> CheckConfig(const Config& config) {
     return fail("debug-clock-id cannot contain spaces");
   }
   return std::nullopt;
+}
+
+std::string FormatPercentile(double p) {
+  char buf[64];
+  int len = std::snprintf(buf, sizeof(buf), "%f", p);
+  std::string s(buf, static_cast<size_t>(len));
+  if (s.find('.') != std::string::npos) {
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+  }
+  return s;
 }
 
 const char* QuarantineModeName(QuarantineMode m) {

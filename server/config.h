@@ -68,6 +68,12 @@ struct Config {
   bool aof_load_truncated = true;
   int64_t auto_aof_rewrite_percentage = 100;
   int64_t auto_aof_rewrite_min_size = 64LL * 1024 * 1024;
+  // Diagnostics (SLOWLOG, LATENCY, INFO latencystats), with Redis's defaults
+  int64_t slowlog_log_slower_than = 10000;  // µs; -1: off, 0: every command
+  int64_t slowlog_max_len = 128;
+  int64_t latency_monitor_threshold = 0;  // ms; 0: off
+  bool latency_tracking = true;           // per-command latency histograms
+  std::vector<double> latency_tracking_info_percentiles = {50.0, 99.0, 99.9};
   // Lock safety (see lease_policy.h)
   int64_t max_lock_ttl = 0;  // ms; 0 = no cap, as Redis
   QuarantineMode quarantine = QuarantineMode::kAuto;
@@ -98,6 +104,7 @@ enum ConfigEffect : uint32_t {
   kEffectCron = 1u << 2,         // hz
   kEffectLogLevel = 1u << 3,     // loglevel
   kEffectMaxClients = 1u << 4,   // maxclients: the file-descriptor limit
+  kEffectDiagnostics = 1u << 5,  // slowlog-*, latency-*: what the gate times
 };
 
 // One configuration parameter.
@@ -134,5 +141,9 @@ inline const char* FsyncPolicyName(FsyncPolicy p) {
   return aof::SyncPolicyName(p);
 }
 const char* QuarantineModeName(QuarantineMode m);
+
+// A percentile as Redis prints it in CONFIG GET and INFO latencystats: "%f"
+// without trailing zeros ("50", "99.9").
+std::string FormatPercentile(double p);
 
 }  // namespace latch

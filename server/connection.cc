@@ -24,6 +24,8 @@ Session::Buffers Connection::buffers() const {
   b.output = out_.size();
   b.output_pending = pending_output();
   b.output_capacity = out_.capacity();
+  b.output_peak = std::max(output_peak_, out_.size());
+  b.reading = reading_;
   return b;
 }
 
@@ -118,6 +120,7 @@ void Connection::OnRead(uv_stream_t* s, ssize_t n, const uv_buf_t*) {
   if (n == 0) return;  // EAGAIN
   c->rbuf_end_ += static_cast<size_t>(n);
   c->server_.stats().total_net_input_bytes += static_cast<uint64_t>(n);
+  ++c->server_.stats().total_reads_processed;
   c->ProcessInput();
 }
 
@@ -125,7 +128,8 @@ void Connection::ProcessInput() {
   const Config& config = server_.config();
   const TimeSnapshot now = server_.Now();
   last_interaction_ms = now.mono;
-  while (rbuf_start_ < rbuf_end_ && !close_after_reply_ && !closing_) {
+  // (A session parked by WAITAOF reads nothing more until it is answered.)
+  while (rbuf_start_ < rbuf_end_ && !close_after_reply_ && !closing_ && !blocked) {
     // The test bench: a partitioned client's requests wait, unread.
     if (server_.faults().active() && server_.faults().Stalls(*this)) {
       stalled_ = true;
@@ -139,9 +143,13 @@ void Connection::ProcessInput() {
     auto result = parser_.Parse(input, limits);
     if (result == resp::RequestParser::Result::kNeedMore) break;
     if (result == resp::RequestParser::Result::kError) {
-      // One error reply, then close once it is sent (Redis's behaviour).
-      resp::ReplyWriter(&out_, resp).Error(parser_.error());
-      ++server_.stats().total_error_replies;
+      // One error reply, then close once it is sent (Redis's behaviour;
+      // under CLIENT REPLY OFF only the close).
+      size_t before = out_.size();
+      resp::ReplyWriter writer(&out_, resp);
+      writer.set_error_observer(&server_);
+      writer.Error(parser_.error());
+      if (ReplySuppressed()) out_.resize(before);
       log::Verbose("Protocol error ({}) from client: id={} addr={}", parser_.error(), id(), addr);
       rbuf_start_ = rbuf_end_ = 0;
       CloseAfterReply();
@@ -221,6 +229,7 @@ void Connection::Flush() {
     // fit goes through an asynchronous uv_write.
     uv_buf_t buf = uv_buf_init(out_.data(), static_cast<unsigned>(sendable));
     int n = uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1);
+    ++server_.stats().total_writes_processed;
     if (n == UV_EAGAIN || n == UV_ENOSYS) n = 0;
     if (n < 0) {
       log::Verbose("Error writing to client {}: {}", addr, uv_strerror(n));

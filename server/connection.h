@@ -20,6 +20,7 @@
 
 #include <uv.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -44,6 +45,9 @@ class Connection final : public Session {
 
   // Called once the uv_tcp_t is accepted: starts reading.
   void Start();
+  // Parses and runs the requests waiting in the query buffer (after a read,
+  // or when a parked session goes on).
+  void ProcessInput();
   // Sends pending output (one write). Called by the server before it sleeps.
   void Flush();
   // Closes now, dropping unsent output.
@@ -61,6 +65,15 @@ class Connection final : public Session {
 
   // Output produced for this client and not yet handed to the kernel.
   std::string& output() { return out_; }
+  // CLIENT LIST's rbp: the most output held at once in the current window
+  // of 5 seconds. NoteOutput after producing output; the cron starts a new
+  // window every 5 seconds.
+  void NoteOutput() { output_peak_ = std::max(output_peak_, out_.size()); }
+  void CronOutputPeak(int64_t now_ms) {
+    if (now_ms - output_peak_since_ms_ < 5000) return;
+    output_peak_ = out_.size();
+    output_peak_since_ms_ = now_ms;
+  }
   size_t pending_output() const { return out_.size() + inflight_.size(); }
   size_t query_buffer_size() const { return rbuf_end_ - rbuf_start_; }
   size_t query_buffer_capacity() const { return rbuf_.size(); }
@@ -96,7 +109,6 @@ class Connection final : public Session {
   static void OnWrite(uv_write_t* req, int status);
   static void OnClose(uv_handle_t* h);
 
-  void ProcessInput();
   void CompactInput();
   // Sends out_[offset, offset+len) asynchronously (the part uv_try_write
   // could not take).
@@ -121,6 +133,8 @@ class Connection final : public Session {
 
   std::string out_;       // replies not yet sent
   std::string inflight_;  // replies handed to uv_write, kept alive until it completes
+  size_t output_peak_ = 0;
+  int64_t output_peak_since_ms_ = 0;
 
   // The test bench: delayed replies (start offset in out_, due time), oldest
   // first; a stalled client (faults.h).

@@ -18,7 +18,9 @@
 namespace latch {
 
 class Faults;
+class LatencyMonitor;
 class Session;
+class Slowlog;
 class WatchRegistry;
 
 class ServerControl {
@@ -52,6 +54,38 @@ class ServerControl {
 
   // The INFO text for these sections (lower case; empty: the default set).
   virtual std::string Info(const std::vector<std::string>& sections, const TimeSnapshot& now) = 0;
+
+  // ---- diagnostics (SLOWLOG, LATENCY, MEMORY)
+  virtual Slowlog& slowlog() = 0;
+  virtual LatencyMonitor& latency_monitor() = 0;
+  // Memory in bytes, as INFO memory and MEMORY STATS report it.
+  struct MemoryFigures {
+    uint64_t used = 0;        // allocated by the process (malloc's view)
+    uint64_t peak = 0;        // the most `used` has been
+    uint64_t startup = 0;     // `used` once the server was set up
+    uint64_t rss = 0;         // resident in RAM
+    uint64_t dataset = 0;     // keys, values and the tables that index them
+    uint64_t clients = 0;     // client query and output buffers
+    uint64_t log_buffer = 0;  // log records not yet written
+    uint64_t keys = 0;
+  };
+  virtual MemoryFigures memory() = 0;
+
+  // ---- WAIT / WAITAOF
+  // The log's durability: whether there is a log (appendonly yes), and the
+  // offset in its byte stream up to which everything is fsynced (the
+  // sessions' last_write_offset are offsets in the same stream).
+  struct LogDurability {
+    bool enabled = false;
+    uint64_t fsynced_end = 0;
+  };
+  virtual LogDurability log_durability() const = 0;
+  // WAITAOF that cannot be answered yet: parks `s` (it reads no further
+  // request) until the log has fsynced s.last_write_offset (when `local`)
+  // and `numreplicas` replicas acknowledged it (never: latch has none), or
+  // until `deadline` (boot-clock ms; 0: none). Then the server replies
+  // [local fsync done, 0] and the session goes on.
+  virtual void ParkForFsync(Session& s, bool local, int64_t numreplicas, int64_t deadline) = 0;
 };
 
 }  // namespace latch

@@ -1,14 +1,19 @@
 #include "server/gate.h"
 
+#include <algorithm>
+#include <memory>
 #include <new>
 #include <utility>
 
 #include "log/writer.h"
 #include "protocol/text.h"
+#include "server/config.h"
 #include "server/control.h"
+#include "server/latency.h"
 #include "server/lease_policy.h"
 #include "server/log.h"
 #include "server/session.h"
+#include "server/slowlog.h"
 #include "server/store.h"
 #include "server/watch.h"
 
@@ -37,6 +42,45 @@ bool Gate::AdmitGrant(CommandContext& ctx, int64_t deadline) {
     return false;
   }
   return true;
+}
+
+void Gate::Configure(const Config& config) {
+  stats_ = &control_.stats();
+  slowlog_ = &control_.slowlog();
+  latency_ = &control_.latency_monitor();
+  clock_ = &control_.clock();
+  slowlog_slower_than_us_ = config.slowlog_log_slower_than;
+  slowlog_max_len_ = static_cast<size_t>(config.slowlog_max_len);
+  latency_threshold_ms_ = config.latency_monitor_threshold;
+  latency_tracking_ = config.latency_tracking;
+  timing_ = slowlog_slower_than_us_ >= 0 || latency_threshold_ms_ > 0 || latency_tracking_;
+}
+
+void Gate::Account(const CommandContext& ctx, bool failed, int64_t duration_us, bool from_script) {
+  const CommandSpec& cmd = ctx.cmd;
+  CommandStats& cs = stats_->command(cmd.index);
+  ++cs.calls;
+  if (failed) ++cs.failed_calls;
+  if (!timing_) return;
+  cs.usec += static_cast<uint64_t>(duration_us);
+  if (latency_tracking_) {
+    if (!cs.histogram) cs.histogram = std::make_unique<LatencyHistogram>();
+    cs.histogram->Record(duration_us * 1000);
+  }
+  // A script's calls are part of the script's own entry, as in Redis.
+  if (from_script) return;
+  const int64_t now_s = ctx.now.wall_ms / 1000;
+  if (slowlog_slower_than_us_ >= 0) {
+    if (duration_us >= slowlog_slower_than_us_ && !cmd.has(kCmdSkipSlowlog)) {
+      slowlog_->Push(ctx.argv, ctx.redacted, duration_us, now_s, ctx.session.addr, ctx.session.name,
+                     slowlog_max_len_);
+    }
+    slowlog_->Trim(slowlog_max_len_);
+  }
+  const int64_t ms = duration_us / 1000;
+  if (latency_threshold_ms_ > 0 && ms >= latency_threshold_ms_) {
+    latency_->Add(cmd.has(kCmdFast) ? "fast-command" : "command", ms, now_s);
+  }
 }
 
 bool Gate::CheckTtl(CommandContext& ctx, int64_t ttl_ms) {
@@ -81,10 +125,8 @@ Gate::Result Gate::Execute(Session& session, std::span<const std::string_view> a
       reply.Error(text);
     }
     if (session.in_multi && origin == Origin::kClient) session.multi_failed = true;
-    if (!from_script) {
-      ++control_.stats().total_error_replies;
-      ++nested_errors_;
-    }
+    if (!from_script) ++nested_errors_;
+    if (result.cmd != nullptr) ++stats_->command(result.cmd->index).rejected_calls;
     return result;
   };
 
@@ -131,7 +173,11 @@ Gate::Result Gate::Execute(Session& session, std::span<const std::string_view> a
   }
   // 6. MULTI: queued, to run together at EXEC (transactions.cc).
   if (origin == Origin::kClient && session.in_multi && !cmd->has(kCmdTransactionControl)) {
-    session.queued.emplace_back(argv.begin(), argv.end());
+    // A transaction already doomed (a refused command, a watched key
+    // changed) keeps nothing: EXEC will not run it (Redis's rule too).
+    if (!session.multi_failed && !session.watched_key_touched) {
+      session.queued.emplace_back(argv.begin(), argv.end());
+    }
     reply.Simple("QUEUED");
     result.ran = true;
     return result;
@@ -149,7 +195,9 @@ Gate::Result Gate::Execute(Session& session, std::span<const std::string_view> a
   // queue) count for those commands, not for this one.
   uint64_t outer_nested = std::exchange(nested_errors_, 0);
   CommandContext ctx{argv, session, store_, reply, now, *cmd, *this};
+  ctx.may_block = origin == Origin::kClient;
   if (!from_script) session.last_command = &cmd->fullname;
+  const int64_t start_us = mark_us_;
   try {
     cmd->handler(ctx);
   } catch (const std::bad_alloc&) {
@@ -171,16 +219,21 @@ Gate::Result Gate::Execute(Session& session, std::span<const std::string_view> a
     reply.RewindTo(mark);
     reply.Error("OOM command not allowed: out of memory");
   }
+  int64_t duration_us = 0;
+  if (timing_) {
+    const int64_t end_us = clock_->MonoUs();
+    duration_us = std::max<int64_t>(end_us - start_us, 0);
+    mark_us_ = end_us;
+  }
   result.ran = true;
   result.lease_refused = lease_refused_;
   uint64_t written = reply.errors() - errors_before;
   bool own_error = written > nested_errors_;
   // (A script's calls write to a sink of their own, not to this reply.)
   nested_errors_ = outer_nested + (from_script ? 0 : written);
+  Account(ctx, own_error, duration_us, from_script);
   if (!from_script) {
-    Stats& stats = control_.stats();
-    ++stats.total_commands_processed;
-    if (own_error) ++stats.total_error_replies;
+    ++stats_->total_commands_processed;
     if (on_executed_ && !cmd->has(kCmdAdmin)) on_executed_(session, argv, *cmd);
   }
   return result;

@@ -67,6 +67,11 @@ class InfoBuilder {
     if (want("stats", true)) StatsSection();
     if (want("replication", true)) ReplicationSection();
     if (want("cpu", true)) CpuSection();
+    if (want("modules", true)) Section("Modules");  // latch loads none
+    if (want("commandstats", false)) CommandstatsSection();
+    if (want("errorstats", true)) ErrorstatsSection();
+    if (want("latencystats", false)) LatencystatsSection();
+    if (want("cluster", true)) ClusterSection();
     if (want("latch", true)) LatchSection();
     // The test bench (faults.h): in the default set on a fault-injection node.
     if (want("faults", s_.config().enable_fault_injection)) {
@@ -138,21 +143,24 @@ class InfoBuilder {
     Field("maxclients", s_.config().maxclients);
     Field("client_recent_max_input_buffer", static_cast<uint64_t>(max_in));
     Field("client_recent_max_output_buffer", static_cast<uint64_t>(max_out));
-    Field("blocked_clients", int64_t{0});
+    // WAITAOF parks clients (log_waits.cc).
+    Field("blocked_clients", static_cast<uint64_t>(s_.parked_clients()));
     Field("tracking_clients", int64_t{0});
     Field("clients_in_timeout_table", int64_t{0});
   }
 
   void MemorySection() {
     Section("Memory");
-    struct mallinfo2 mi = mallinfo2();
-    uint64_t used = mi.uordblks + mi.hblkhd;
-    uint64_t rss = RssBytes();
+    ServerControl::MemoryFigures m = s_.memory();
+    uint64_t used = m.used, rss = m.rss;
     Field("used_memory", used);
     Field("used_memory_human", HumanBytes(used));
     Field("used_memory_rss", rss);
     Field("used_memory_rss_human", HumanBytes(rss));
-    Field("used_memory_dataset", static_cast<uint64_t>(s_.store_.memory_bytes()));
+    Field("used_memory_peak", m.peak);
+    Field("used_memory_peak_human", HumanBytes(m.peak));
+    Field("used_memory_startup", m.startup);
+    Field("used_memory_dataset", m.dataset);
     Field("maxmemory", int64_t{0});
     Field("maxmemory_human", std::string("0B"));
     Field("maxmemory_policy", std::string("noeviction"));
@@ -221,18 +229,98 @@ class InfoBuilder {
     Field("instantaneous_ops_per_sec", st.InstantaneousOps());
     Field("total_net_input_bytes", st.total_net_input_bytes);
     Field("total_net_output_bytes", st.total_net_output_bytes);
+    Field("instantaneous_input_kbps", Kbps(st.InstantaneousInputBytes()));
+    Field("instantaneous_output_kbps", Kbps(st.InstantaneousOutputBytes()));
     Field("rejected_connections", st.rejected_connections);
     Field("expired_keys", st.expired_keys);
-    Field("evicted_keys", int64_t{0});
+    Field("evicted_keys", int64_t{0});  // latch never evicts (noeviction)
     Field("keyspace_hits", st.keyspace_hits);
     Field("keyspace_misses", st.keyspace_misses);
+    // latch has no publish/subscribe.
+    Field("pubsub_channels", int64_t{0});
+    Field("pubsub_patterns", int64_t{0});
+    Field("unexpected_error_replies", st.unexpected_error_replies);
     Field("total_error_replies", st.total_error_replies);
+    Field("total_reads_processed", st.total_reads_processed);
+    Field("total_writes_processed", st.total_writes_processed);
+  }
+
+  static std::string Kbps(uint64_t bytes_per_sec) {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%.2f", static_cast<double>(bytes_per_sec) / 1024);
+    return buf;
   }
 
   void ReplicationSection() {
+    // What a Redis master that has never had a replica shows: no backlog
+    // was ever created, so its replication offset never moved.
     Section("Replication");
     Field("role", std::string("master"));
     Field("connected_slaves", int64_t{0});
+    Field("master_failover_state", std::string("no-failover"));
+    Field("master_replid", s_.replid_);
+    Field("master_replid2", std::string(40, '0'));
+    Field("master_repl_offset", int64_t{0});
+    Field("second_repl_offset", int64_t{-1});
+    Field("repl_backlog_active", int64_t{0});
+    Field("repl_backlog_size", int64_t{1024 * 1024});  // Redis's default, never allocated
+    Field("repl_backlog_first_byte_offset", int64_t{0});
+    Field("repl_backlog_histlen", int64_t{0});
+  }
+
+  // Per command, Redis's cmdstat_<name> lines, for those called (or refused)
+  // at least once.
+  void CommandstatsSection() {
+    Section("Commandstats");
+    const Stats& st = s_.stats_;
+    s_.commands_.ForEachCommand([&](const CommandSpec& c) {
+      const CommandStats* cs = st.find_command(c.index);
+      if (cs == nullptr || (cs->calls == 0 && cs->rejected_calls == 0 && cs->failed_calls == 0)) {
+        return;
+      }
+      char buf[256];
+      std::snprintf(
+          buf, sizeof(buf),
+          "calls=%" PRIu64 ",usec=%" PRIu64 ",usec_per_call=%.2f,rejected_calls=%" PRIu64
+          ",failed_calls=%" PRIu64,
+          cs->calls, cs->usec,
+          cs->calls ? static_cast<double>(cs->usec) / static_cast<double>(cs->calls) : 0.0,
+          cs->rejected_calls, cs->failed_calls);
+      Field("cmdstat_" + c.fullname, buf);
+    });
+  }
+
+  void ErrorstatsSection() {
+    Section("Errorstats");
+    for (const auto& [code, count] : s_.stats_.errors) {
+      Field("errorstat_" + code, "count=" + std::to_string(count));
+    }
+  }
+
+  // Per command, the percentiles of latency-tracking-info-percentiles, in
+  // µs with three decimals, from its histogram.
+  void LatencystatsSection() {
+    Section("Latencystats");
+    if (!s_.config().latency_tracking) return;
+    const Stats& st = s_.stats_;
+    s_.commands_.ForEachCommand([&](const CommandSpec& c) {
+      const CommandStats* cs = st.find_command(c.index);
+      if (cs == nullptr || !cs->histogram || cs->histogram->count() == 0) return;
+      std::string value;
+      for (double p : s_.config().latency_tracking_info_percentiles) {
+        char buf[64];
+        std::snprintf(buf, sizeof(buf), "p%s=%.3f", FormatPercentile(p).c_str(),
+                      static_cast<double>(cs->histogram->ValueAtPercentile(p)) / 1000.0);
+        if (!value.empty()) value += ",";
+        value += buf;
+      }
+      Field("latency_percentiles_usec_" + c.fullname, value);
+    });
+  }
+
+  void ClusterSection() {
+    Section("Cluster");
+    Field("cluster_enabled", int64_t{0});
   }
 
   void CpuSection() {
@@ -286,6 +374,24 @@ class InfoBuilder {
 
 std::string Server::Info(const std::vector<std::string>& sections, const TimeSnapshot& now) {
   return InfoBuilder(*this, now).Build(sections);
+}
+
+ServerControl::MemoryFigures Server::memory() {
+  MemoryFigures m;
+  struct mallinfo2 mi = mallinfo2();
+  m.used = mi.uordblks + mi.hblkhd;
+  peak_memory_ = std::max(peak_memory_, m.used);
+  m.peak = peak_memory_;
+  m.startup = startup_memory_;
+  m.rss = RssBytes();
+  m.dataset = store_.memory_bytes();
+  ForEachSession([&](Session& c) {
+    Session::Buffers b = c.buffers();
+    m.clients += b.query_capacity + b.output_capacity;
+  });
+  m.log_buffer = log_ != nullptr ? log_->buffer_length() : 0;
+  m.keys = store_.size();
+  return m;
 }
 
 }  // namespace latch

@@ -1,5 +1,6 @@
 #include "server/keyspace.h"
 
+#include <malloc.h>
 #include <xxhash.h>
 
 #include <chrono>
@@ -27,6 +28,9 @@ size_t NextPowerOfTwo(size_t n) {
 
 }  // namespace
 
+// The access clock and the value's kind live in what would be padding.
+static_assert(sizeof(Keyspace::Entry) == 32, "the entry header grew");
+
 Keyspace::Keyspace() {
   tables_[0].buckets.assign(kInitialBuckets, nullptr);
 }
@@ -39,6 +43,27 @@ uint64_t Keyspace::Hash(std::string_view key) {
   return XXH3_64bits(key.data(), key.size());
 }
 
+uint64_t Keyspace::ReverseBits(uint64_t v) {
+  // Swap ever larger groups: bits, pairs, nibbles, bytes, then the bytes.
+  v = ((v >> 1) & 0x5555555555555555ULL) | ((v & 0x5555555555555555ULL) << 1);
+  v = ((v >> 2) & 0x3333333333333333ULL) | ((v & 0x3333333333333333ULL) << 2);
+  v = ((v >> 4) & 0x0F0F0F0F0F0F0F0FULL) | ((v & 0x0F0F0F0F0F0F0F0FULL) << 4);
+  return __builtin_bswap64(v);
+}
+
+int64_t Keyspace::IdleMs(const Entry& e, int64_t now_ms) {
+  uint32_t now = AccessClock(now_ms);
+  uint32_t then = e.access_clock;
+  int64_t seconds = now >= then ? now - then : now + (kAccessClockMax - then);
+  return seconds * 1000;
+}
+
+size_t Keyspace::AllocationOf(const Entry& e) {
+  size_t bytes = malloc_usable_size(const_cast<Entry*>(&e)) + sizeof(Entry*);
+  if (e.has_deadline()) bytes += sizeof(Entry*);
+  return bytes;
+}
+
 Keyspace::Entry* Keyspace::NewEntry(std::string_view key, std::string_view value) {
   void* mem = std::malloc(sizeof(Entry) + key.size() + value.size());
   if (mem == nullptr) throw std::bad_alloc();
@@ -48,6 +73,8 @@ Keyspace::Entry* Keyspace::NewEntry(std::string_view key, std::string_view value
   e->ttl_slot = kNoSlot;
   e->key_len = static_cast<uint32_t>(key.size());
   e->value_len = static_cast<uint32_t>(value.size());
+  e->access_clock = 0;
+  e->value_kind = 0;
   if (!key.empty()) std::memcpy(e->bytes(), key.data(), key.size());
   if (!value.empty()) std::memcpy(e->bytes() + key.size(), value.data(), value.size());
   return e;
@@ -100,7 +127,7 @@ void Keyspace::ExpireEntry(Entry** slot) {
   Unlink(slot);
 }
 
-const Keyspace::Entry* Keyspace::Find(std::string_view key, int64_t now) {
+const Keyspace::Entry* Keyspace::Find(std::string_view key, int64_t now, bool touch) {
   Entry** slot = Locate(key, Hash(key));
   if (slot == nullptr) return nullptr;
   Entry* e = *slot;
@@ -109,11 +136,18 @@ const Keyspace::Entry* Keyspace::Find(std::string_view key, int64_t now) {
     MaybeResize();
     return nullptr;
   }
+  if (touch) {
+    // Written only when it changes (once a second at most per key): a
+    // lookup then dirties no memory, which keeps reads cheap and spares the
+    // pages a log rewrite's child shares copy-on-write.
+    Tick(now);
+    if (e->access_clock != access_clock_) e->access_clock = access_clock_;
+  }
   return e;
 }
 
 void Keyspace::Set(std::string_view key, std::string_view value, int64_t deadline,
-                   bool keep_deadline) {
+                   bool keep_deadline, uint8_t kind) {
   uint64_t hash = Hash(key);
   Entry** slot = Locate(key, hash);
   Entry* e;
@@ -147,6 +181,31 @@ void Keyspace::Set(std::string_view key, std::string_view value, int64_t deadlin
   if (e->has_deadline() && deadline == kNoDeadline) RemoveFromTtlIndex(e);
   if (!e->has_deadline() && deadline != kNoDeadline) AddToTtlIndex(e);
   e->deadline = deadline;
+  e->access_clock = access_clock_;
+  e->value_kind = kind;
+}
+
+const Keyspace::Entry* Keyspace::RandomEntry() const {
+  if (size_ == 0) return nullptr;
+  // A random non-empty bucket, then a random entry of its chain. While
+  // resizing, the buckets of the old table below rehash_index_ are empty
+  // (moved): the draw skips them.
+  const Entry* head = nullptr;
+  if (rehashing()) {
+    const size_t old_size = tables_[0].buckets.size();
+    const size_t total = old_size + tables_[1].buckets.size();
+    while (head == nullptr) {
+      size_t i = rehash_index_ + random_() % (total - rehash_index_);
+      head = i >= old_size ? tables_[1].buckets[i - old_size] : tables_[0].buckets[i];
+    }
+  } else {
+    while (head == nullptr) head = tables_[0].buckets[random_() & tables_[0].mask()];
+  }
+  size_t length = 0;
+  for (const Entry* e = head; e != nullptr; e = e->next) ++length;
+  size_t pick = random_() % length;
+  while (pick-- > 0) head = head->next;
+  return head;
 }
 
 bool Keyspace::SetDeadline(std::string_view key, int64_t deadline) {

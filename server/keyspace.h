@@ -14,17 +14,26 @@
 //    server can log it (as a DEL) and count it.
 //  - Pointers to entries are valid until the next call that modifies the
 //    keyspace.
+//  - Scan() walks the table with a cursor that survives resizes: a key
+//    present from the first call to the last is returned at least once,
+//    however much the table grows or shrinks in between (Redis's SCAN
+//    guarantee; keys may be returned more than once).
 //
 // Layout: one allocation per key (header, key bytes, value bytes) chained in
 // a power-of-two hash table that grows and shrinks incrementally (a few
 // buckets per operation), so no single command pays for rehashing millions of
 // keys. Keys with a deadline are also indexed in a dense array for sampling.
+// The header's last word, which alignment would otherwise waste, holds the
+// key's access clock (OBJECT IDLETIME) and a byte the Store keeps about how
+// the value was produced (OBJECT ENCODING).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <random>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace latch {
@@ -40,6 +49,11 @@ class Keyspace {
     uint32_t ttl_slot;  // position in the TTL index, when deadline is set
     uint32_t key_len;
     uint32_t value_len;
+    // When the key was last read or written: seconds of the monotonic clock
+    // modulo 2^24, as Redis's LRU clock (it wraps after 194 days).
+    uint32_t access_clock : 24;
+    // Opaque to the keyspace: the Store's note of how the value was made.
+    uint32_t value_kind : 8;
 
     std::string_view key() const { return {bytes(), key_len}; }
     std::string_view value() const { return {bytes() + key_len, value_len}; }
@@ -61,7 +75,9 @@ class Keyspace {
   void set_expiry_listener(ExpiryListener l) { on_expire_ = std::move(l); }
 
   // The live entry for `key`, or nullptr. Removes the key if it has expired.
-  const Entry* Find(std::string_view key, int64_t now);
+  // A lookup counts as an access (OBJECT IDLETIME) unless `touch` is false,
+  // as for Redis's LOOKUP_NOTOUCH (TYPE, TTL, OBJECT…).
+  const Entry* Find(std::string_view key, int64_t now, bool touch = true);
 
   // The entry for `key`, expired or not (no lazy expiry, no listener).
   const Entry* Peek(std::string_view key) {
@@ -74,9 +90,21 @@ class Keyspace {
 
   // Stores `value` under `key` with `deadline` (kNoDeadline for none),
   // replacing any previous value and deadline. When keep_deadline is true an
-  // existing key keeps its deadline and `deadline` is ignored for it.
+  // existing key keeps its deadline and `deadline` is ignored for it. The
+  // entry's access clock is the last time the keyspace was given (Tick,
+  // Find), and its value_kind is `kind`.
   void Set(std::string_view key, std::string_view value, int64_t deadline,
-           bool keep_deadline = false);
+           bool keep_deadline = false, uint8_t kind = 0);
+
+  // The current time, for the access clock of the entries written next.
+  void Tick(int64_t now_ms) { access_clock_ = AccessClock(now_ms); }
+  // Milliseconds since `e` was last accessed, at `now_ms` (Redis's
+  // estimateObjectIdleTime: one-second resolution, modulo the clock's wrap).
+  static int64_t IdleMs(const Entry& e, int64_t now_ms);
+  // Bytes the allocator gave the entry (header, key and value in one block,
+  // as malloc rounded it), plus its pointers in the bucket array and, for a
+  // key with a deadline, the TTL index: the memory the key costs.
+  static size_t AllocationOf(const Entry& e);
 
   // Changes the deadline of an existing key (kNoDeadline removes it).
   // Returns false if the key does not exist (expiry is not checked here: call
@@ -92,6 +120,13 @@ class Keyspace {
   size_t keys_with_deadline() const { return ttl_index_.size(); }
   // Bytes held by entries and tables (an estimate for INFO memory).
   size_t memory_bytes() const;
+  // Its parts (MEMORY STATS): the entries (header, key, value), the hash
+  // table's bucket arrays, the TTL index.
+  size_t entry_bytes() const { return entry_bytes_; }
+  size_t table_bytes() const {
+    return (tables_[0].buckets.capacity() + tables_[1].buckets.capacity()) * sizeof(Entry*);
+  }
+  size_t ttl_index_bytes() const { return ttl_index_.capacity() * sizeof(Entry*); }
 
   // Deletes expired keys among those with a TTL, for at most `budget_us`
   // microseconds of work. Returns the number deleted. `now` is monotonic ms.
@@ -114,6 +149,49 @@ class Keyspace {
   // so an idle server finishes resizing. Returns true while work remains.
   bool RehashStep(int buckets);
 
+  // One step of a scan, Redis's dictScan: calls f(const Entry&) for the
+  // entries of the bucket `cursor` names (and, while the table is being
+  // resized, of the buckets of the larger table that bucket splits into),
+  // expired ones included, and returns the next cursor; 0 when the walk is
+  // complete. Start with 0. The cursor counts with its bits reversed, so the
+  // buckets already visited stay visited when the table doubles or halves:
+  // a key present for the whole walk is returned at least once. f must not
+  // modify the keyspace.
+  template <typename F>
+  uint64_t Scan(uint64_t cursor, F&& f) const {
+    const Table* small = &tables_[0];
+    const Table* large = &tables_[1];
+    auto visit = [&](const Table& t, uint64_t v) {
+      for (const Entry* e = t.buckets[v & t.mask()]; e != nullptr; e = e->next) f(*e);
+    };
+    // Sets the bits above the mask, then adds one to the reversed cursor:
+    // the next bucket in reverse-binary order.
+    auto advance = [](uint64_t v, uint64_t mask) {
+      v |= ~mask;
+      v = ReverseBits(v);
+      ++v;
+      return ReverseBits(v);
+    };
+    if (!rehashing()) {
+      visit(*small, cursor);
+      return advance(cursor, small->mask());
+    }
+    if (small->buckets.size() > large->buckets.size()) std::swap(small, large);
+    const uint64_t m0 = small->mask(), m1 = large->mask();
+    visit(*small, cursor);
+    // Then every bucket of the larger table that this small bucket expands
+    // to: those whose low bits are the cursor's.
+    do {
+      visit(*large, cursor);
+      cursor = advance(cursor, m1);
+    } while (cursor & (m0 ^ m1));
+    return cursor;
+  }
+
+  // A uniformly chosen bucket's random entry (expired ones included: the
+  // caller decides), or nullptr when empty. Redis's dictGetRandomKey.
+  const Entry* RandomEntry() const;
+
   // Calls f(const Entry&) for every stored entry (expired ones included: the
   // caller decides). The keyspace must not be modified meanwhile.
   template <typename F>
@@ -132,6 +210,11 @@ class Keyspace {
   };
 
   static uint64_t Hash(std::string_view key);
+  static uint64_t ReverseBits(uint64_t v);
+  static uint32_t AccessClock(int64_t now_ms) {
+    return static_cast<uint32_t>((now_ms / 1000) & kAccessClockMax);
+  }
+  static constexpr uint32_t kAccessClockMax = (1u << 24) - 1;
   static Entry* NewEntry(std::string_view key, std::string_view value);
   static void FreeEntry(Entry* e);
 
@@ -152,6 +235,8 @@ class Keyspace {
   size_t entry_bytes_ = 0;
   std::vector<Entry*> ttl_index_;
   size_t expire_cursor_ = 0;  // where the next active expiry cycle resumes
+  uint32_t access_clock_ = 0;
+  mutable std::mt19937_64 random_{std::random_device{}()};
   ExpiryListener on_expire_;
 };
 

@@ -60,7 +60,9 @@ Server::Server(Config config, std::unique_ptr<Clock> clock)
   uv_loop_init(&loop_);
   aof::SetMessageSink(LogMessage);
   run_id_ = RandomHex(40);
+  replid_ = RandomHex(40);
   start_mono_ms_ = clock_->MonoMs();
+  gate_.Configure(config_);
   store_.set_key_observer([this](std::string_view key) { watches_.Touched(key); });
   store_.set_flush_observer([this] { watches_.TouchedAll(); });
   store_.set_expiry_observer([this](std::string_view) { ++stats_.expired_keys; });
@@ -69,6 +71,7 @@ Server::Server(Config config, std::unique_ptr<Clock> clock)
     history_ = std::make_unique<History>(config_.history_file, NodeName(config_), *clock_);
   }
   faults_ = std::make_unique<Faults>(*this, history_.get());
+  startup_memory_ = memory().used;
 }
 
 Server::~Server() {
@@ -81,7 +84,11 @@ Server::~Server() {
 }
 
 TimeSnapshot Server::Now() {
-  int64_t mono = clock_->MonoMs();
+  // One reading in µs: it is also where the gate starts timing the commands
+  // that follow (gate.h, Timing).
+  int64_t mono_us = clock_->MonoUs();
+  gate_.set_clock_mark_us(mono_us);
+  int64_t mono = mono_us / 1000;
   int64_t offset = clock_->WallMs() - mono;
   if (wall_offset_ms_ == INT64_MIN || offset > wall_offset_ms_ + 2 ||
       offset < wall_offset_ms_ - 2) {
@@ -299,6 +306,7 @@ void Server::StopLoop() {
 void Server::CloseAll() {
   load_idle_.Close();
   if (faults_ != nullptr) faults_->Close();
+  resume_idle_.Close();
   acceptors_.clear();
   for (auto& l : listeners_) l.Close();
   listeners_.clear();
@@ -317,14 +325,15 @@ void Server::OnSignal(uv_signal_t* s, int signum) {
 
 // ---------------------------------------------------------------- requests
 
-void Server::Dispatch(Connection& client, std::span<const std::string_view> argv,
+bool Server::Dispatch(Connection& client, std::span<const std::string_view> argv,
                       TimeSnapshot now) {
   // The test bench: a client cut off by FAULT PARTITION is closed instead.
   if (faults_->active() && faults_->Refuses(client)) {
     client.CloseAfterReply();
-    return;
+    return false;
   }
   resp::ReplyWriter reply(&client.output(), client.resp);
+  reply.set_error_observer(this);
   size_t reply_start = client.output().size();
   uint64_t changes_before = store_.changes();
   const CommandSpec* cmd = gate_.Execute(client, argv, now, reply).cmd;
@@ -338,9 +347,38 @@ void Server::Dispatch(Connection& client, std::span<const std::string_view> argv
       ++held_clients_;
     }
     client.held_until = log_->appended_end();
+    client.last_write_offset = client.held_until;  // what WAITAOF waits for
   }
+  if (client.blocked) return false;  // parked: the reply comes when the wait ends
+  bool kept = FinishReply(client, reply_start);
   // The test bench: FAULT DELAY / DROP of this reply.
   if (faults_->active()) faults_->AfterCommand(client, cmd, reply_start);
+  client.NoteOutput();
+  return kept;
+}
+
+bool Server::FinishReply(Connection& client, size_t reply_start) {
+  // CLIENT REPLY OFF or SKIP: the reply was written like any other (the
+  // handlers need not know) and is cut off here. Redis checks the flags as
+  // each reply is written; checking once the command is over gives the same
+  // result, since only CLIENT REPLY changes them and it writes its +OK (for
+  // ON) after changing them.
+  bool kept = !client.ReplySuppressed();
+  if (!kept) client.output().resize(reply_start);
+  client.reply_skip_this = std::exchange(client.reply_skip_next, false);
+  return kept;
+}
+
+void Server::OnErrorReply(std::string_view text) {
+  ++stats_.total_error_replies;
+  // The error's code is its first word, as Redis counts them (up to 32
+  // characters; "ERR" when there is none).
+  std::string_view code = "ERR";
+  size_t space = text.substr(0, 32).find(' ');
+  if (space != std::string_view::npos && space > 0) code = text.substr(0, space);
+  auto it = stats_.errors.find(code);
+  if (it == stats_.errors.end()) it = stats_.errors.emplace(std::string(code), 0).first;
+  ++it->second;
 }
 
 void Server::OnClientOutput(Connection& c) {
@@ -381,6 +419,7 @@ void Server::FeedMonitors(const Session& from, std::span<const std::string_view>
 
 void Server::OnClientClosed(Connection& c) {
   if (!c.watched_keys.empty()) watches_.UnwatchAll(c);
+  ForgetWaits(c);
   if (c.monitor) {
     std::erase(monitors_, &c);
     if (monitors_.empty()) gate_.set_executed_hook(nullptr);
@@ -412,7 +451,16 @@ void Server::BeforeSleep() {
   // effect the log does not have.
   if (log_ != nullptr) {
     bool was_rewriting = log_->rewrite_in_progress();
-    log_->Flush(clock_->MonoMs());
+    const int64_t start_us = clock_->MonoUs();
+    log_->Flush(start_us / 1000);
+    if (config_.latency_monitor_threshold > 0) {
+      // The log's write (and, under appendfsync always, its fsync): Redis's
+      // "aof-write" latency event.
+      int64_t ms = (clock_->MonoUs() - start_us) / 1000;
+      if (ms >= config_.latency_monitor_threshold) {
+        latency_.Add("aof-write", ms, clock_->WallMs() / 1000);
+      }
+    }
     if (!log_->fatal_error().empty()) {
       // No reply may leave: exit now, and the next start treats this run
       // as a crash (its record still says "running").
@@ -422,6 +470,9 @@ void Server::BeforeSleep() {
     }
     if (!was_rewriting && log_->rewrite_in_progress()) store_.ForgetClockMark();
   }
+  // WAITAOF requests that the log's fsync (just now, or by the background
+  // thread since) has satisfied: their replies go out with the others.
+  if (!fsync_waits_.empty()) ServeFsyncWaits(clock_->MonoMs());
   // Then every connection with output gets one write. Flush() may close a
   // connection, which removes it from pending_flush_, so walk a copy.
   std::vector<Connection*> flush;
@@ -448,7 +499,16 @@ void Server::Cron() {
 
   // Active expiry: up to 25% of the cron period, as Redis's slow cycle.
   int64_t budget_us = 25 * 1000 * 1000 / 100 / config_.hz;
-  store_.ActiveExpireCycle(now.mono, budget_us);
+  if (config_.latency_monitor_threshold > 0) {
+    const int64_t start_us = clock_->MonoUs();
+    store_.ActiveExpireCycle(now.mono, budget_us);
+    int64_t ms = (clock_->MonoUs() - start_us) / 1000;
+    if (ms >= config_.latency_monitor_threshold) {
+      latency_.Add("expire-cycle", ms, now.wall_ms / 1000);
+    }
+  } else {
+    store_.ActiveExpireCycle(now.mono, budget_us);
+  }
   // Finish any resize of the hash table a little at a time.
   store_.RehashStep(100);
 
@@ -492,17 +552,23 @@ void Server::Cron() {
     }
   }
 
+  // Parked WAITAOF requests whose deadline passed (or whose fsync happened
+  // while the loop slept).
+  if (!fsync_waits_.empty()) ServeFsyncWaits(now.mono);
+
   // Idle clients and clients stuck over their output limit.
   ForEachSession([&](Session& s) {
     auto& c = static_cast<Connection&>(s);
     if (c.closing()) return;
-    if (config_.timeout > 0 && !c.monitor &&
+    // (A client parked by WAITAOF waits on purpose: its own timeout ends it.)
+    if (config_.timeout > 0 && !c.monitor && !c.blocked &&
         now.mono - c.last_interaction_ms > config_.timeout * 1000) {
       log::Verbose("Closing idle client id={} addr={}", c.id(), c.addr);
       c.Close();
       return;
     }
     if (c.pending_output() > 0) c.CheckOutputLimits();
+    c.CronOutputPeak(now.mono);
     // A client idle for a while gives its buffers back (10,000 idle clients
     // would otherwise hold 16 KiB of query buffer each).
     if (now.mono - c.last_interaction_ms > 2000) c.ReleaseIdleBuffers();
@@ -511,12 +577,20 @@ void Server::Cron() {
   // instantaneous_ops_per_sec: one sample every 100 ms.
   if (now.mono - stats_.ops_sample_time_ms >= 100) {
     int64_t dt = now.mono - stats_.ops_sample_time_ms;
-    uint64_t ops = stats_.total_commands_processed - stats_.ops_sample_count;
-    stats_.ops_samples[stats_.ops_sample_index] =
-        stats_.ops_sample_time_ms == 0 ? 0 : ops * 1000 / static_cast<uint64_t>(dt);
-    stats_.ops_sample_index = (stats_.ops_sample_index + 1) % Stats::kOpsSamples;
+    auto rate = [&](uint64_t total, uint64_t& last) {
+      uint64_t per_second =
+          stats_.ops_sample_time_ms == 0 ? 0 : (total - last) * 1000 / static_cast<uint64_t>(dt);
+      last = total;
+      return per_second;
+    };
+    const int i = stats_.ops_sample_index;
+    stats_.ops_samples[i] = rate(stats_.total_commands_processed, stats_.ops_sample_count);
+    stats_.input_samples[i] = rate(stats_.total_net_input_bytes, stats_.input_sample_bytes);
+    stats_.output_samples[i] = rate(stats_.total_net_output_bytes, stats_.output_sample_bytes);
+    stats_.ops_sample_index = (i + 1) % Stats::kOpsSamples;
     stats_.ops_sample_time_ms = now.mono;
-    stats_.ops_sample_count = stats_.total_commands_processed;
+    // The peak of used memory (INFO used_memory_peak), once a second.
+    if (cron_runs_ % config_.hz == 0) memory();
   }
 }
 
@@ -557,6 +631,7 @@ std::optional<std::string> Server::ApplyEffects(uint32_t effects) {
   if (effects & kEffectCron) RestartCronTimer();
   if (effects & kEffectLogLevel) log::SetLevel(config_.loglevel);
   if ((effects & kEffectLogWriter) && log_ != nullptr) log_->set_policy(config_.appendfsync);
+  if (effects & kEffectDiagnostics) gate_.Configure(config_);
   return std::nullopt;
 }
 

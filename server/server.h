@@ -42,12 +42,15 @@
 #include "common/unique_fd.h"
 #include "log/bio.h"
 #include "log/writer.h"
+#include "protocol/reply_sink.h"
 #include "server/clock.h"
 #include "server/config.h"
 #include "server/control.h"
 #include "server/gate.h"
+#include "server/latency.h"
 #include "server/lease_policy.h"
 #include "server/replay.h"
+#include "server/slowlog.h"
 #include "server/stats.h"
 #include "server/store.h"
 #include "server/uv_handle.h"
@@ -59,7 +62,7 @@ class Connection;
 class Faults;
 class History;
 
-class Server final : public ServerControl {
+class Server final : public ServerControl, public resp::ReplySink::ErrorObserver {
  public:
   Server(Config config, std::unique_ptr<Clock> clock);
   ~Server() override;
@@ -74,10 +77,12 @@ class Server final : public ServerControl {
   // Executes one request from `client` through the gate; the reply goes to
   // the client's output, held back while the log lacks what it reports.
   // `now` is read once per batch of pipelined requests (the commands of one
-  // read share it: they run within microseconds of each other).
-  void Dispatch(Connection& client, std::span<const std::string_view> argv, TimeSnapshot now);
-  void Dispatch(Connection& client, std::span<const std::string_view> argv) {
-    Dispatch(client, argv, Now());
+  // read share it: they run within microseconds of each other). Returns
+  // whether a reply was produced: not when CLIENT REPLY OFF or SKIP dropped
+  // it, nor when the request parked the client (WAITAOF).
+  bool Dispatch(Connection& client, std::span<const std::string_view> argv, TimeSnapshot now);
+  bool Dispatch(Connection& client, std::span<const std::string_view> argv) {
+    return Dispatch(client, argv, Now());
   }
 
   // Both clocks, read once for a request. The wall time is derived from the
@@ -100,6 +105,19 @@ class Server final : public ServerControl {
   std::optional<std::string> StartRewrite(const TimeSnapshot& now) override;
   [[noreturn]] void SimulatePowerLoss() override;
   std::string Info(const std::vector<std::string>& sections, const TimeSnapshot& now) override;
+  Slowlog& slowlog() override { return slowlog_; }
+  LatencyMonitor& latency_monitor() override { return latency_; }
+  MemoryFigures memory() override;
+  LogDurability log_durability() const override;
+  void ParkForFsync(Session& s, bool local, int64_t numreplicas, int64_t deadline) override;
+
+  // Every error reply a client is sent (INFO errorstats).
+  void OnErrorReply(std::string_view text) override;
+  // Answers the parked WAITAOF requests whose wait is over (the log caught
+  // up, or the deadline passed); `now` is boot-clock ms. The cron and the
+  // end of each loop iteration call it.
+  void ServeFsyncWaits(int64_t now);
+  size_t parked_clients() const { return fsync_waits_.size(); }
 
   // ---- the parts, for tests and tools
   Store& store() { return store_; }
@@ -150,6 +168,13 @@ class Server final : public ServerControl {
   void FeedMonitors(const Session& from, std::span<const std::string_view> argv,
                     const CommandSpec& cmd);
   std::optional<std::string> ApplyEffects(uint32_t effects);
+  // After a command (or a parked one's late reply) from `client` whose reply
+  // starts at `reply_start`: drops it if CLIENT REPLY says so, then moves the
+  // CLIENT REPLY SKIP state on. Returns whether the reply was kept.
+  bool FinishReply(Connection& client, size_t reply_start);
+  // log_waits.cc: forgetting a closed client, and letting parked ones go on.
+  void ForgetWaits(Connection& c);
+  static void OnResume(uv_idle_t* idle);
 
   Config config_;
   const CommandRegistry& commands_;
@@ -159,6 +184,7 @@ class Server final : public ServerControl {
   Stats stats_;
   WatchRegistry watches_;
   std::string run_id_;
+  std::string replid_;  // INFO replication's master_replid
   int64_t start_mono_ms_ = 0;
   int64_t wall_offset_ms_ = INT64_MIN;
   int64_t cron_runs_ = 0;
@@ -183,6 +209,24 @@ class Server final : public ServerControl {
   bool sync_failure_reported_ = false;
   // Connections whose replies wait for the log.
   size_t held_clients_ = 0;
+
+  // Diagnostics.
+  Slowlog slowlog_;
+  LatencyMonitor latency_;
+  uint64_t startup_memory_ = 0;
+  uint64_t peak_memory_ = 0;
+
+  // WAITAOF: parked sessions, and those answered whose requests wait in
+  // their buffer (processed on the next loop iteration, by resume_idle_).
+  struct FsyncWait {
+    Connection* client;
+    bool local;
+    int64_t numreplicas;
+    int64_t deadline;  // boot-clock ms; 0: none
+  };
+  std::vector<FsyncWait> fsync_waits_;
+  std::vector<Connection*> resumable_;
+  UvHandle<uv_idle_t> resume_idle_;
 
   std::vector<UvHandle<uv_tcp_t>> listeners_;
   // One poll handle per listener: latch accepts itself (see AcceptPending).

@@ -30,6 +30,8 @@ class Session {
     int fd = -1;
     size_t query = 0, query_capacity = 0;
     size_t output = 0, output_pending = 0, output_capacity = 0;
+    size_t output_peak = 0;  // the most output held in the last 5 seconds
+    bool reading = false;    // reading requests (not paused by back-pressure)
   };
   virtual Buffers buffers() const = 0;
 
@@ -53,6 +55,22 @@ class Session {
   std::vector<std::vector<std::string>> queued;
   std::vector<std::string> watched_keys;
   bool watched_key_touched = false;
+
+  // CLIENT REPLY, as Redis's three flags: OFF until ON; SKIP sets
+  // skip_next, which becomes skip_this for the following command only. A
+  // command's reply is dropped when, once it ran, off or skip_this is set
+  // (Server::Dispatch).
+  bool reply_off = false;
+  bool reply_skip_next = false;
+  bool reply_skip_this = false;
+  bool ReplySuppressed() const { return reply_off || reply_skip_this; }
+  bool no_evict = false;  // CLIENT NO-EVICT (reported; latch never evicts)
+
+  // WAITAOF parked the session: its next requests wait in the buffer.
+  bool blocked = false;
+  // Where the log's byte stream ended after this session's last write:
+  // what WAITAOF waits to see fsynced.
+  uint64_t last_write_offset = 0;
 
  private:
   uint64_t id_;

@@ -1,9 +1,26 @@
-// The counters behind INFO stats.
+// The counters behind INFO stats, commandstats, errorstats and latencystats.
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "server/latency.h"
 
 namespace latch {
+
+// One command's (or subcommand's) counters, as Redis keeps them.
+struct CommandStats {
+  uint64_t calls = 0;           // the handler ran
+  uint64_t usec = 0;            // time it ran, in total (when commands are timed)
+  uint64_t rejected_calls = 0;  // refused before it ran (arity, NOAUTH, MISCONF…)
+  uint64_t failed_calls = 0;    // it ran and replied an error
+  // Its latencies (latency-tracking), allocated on its first timed call: a
+  // histogram is 24 KiB and most commands are never called.
+  std::unique_ptr<LatencyHistogram> histogram;
+};
 
 struct Stats {
   uint64_t total_connections_received = 0;
@@ -16,18 +33,39 @@ struct Stats {
   uint64_t total_net_output_bytes = 0;
   uint64_t total_error_replies = 0;
   uint64_t unexpected_error_replies = 0;
-  uint64_t known_script_calls = 0;  // EVAL/EVALSHA of a known lock script
-  // For instantaneous_ops_per_sec: samples of the command counter.
+  uint64_t total_reads_processed = 0;   // reads from client sockets
+  uint64_t total_writes_processed = 0;  // writes to client sockets
+  uint64_t known_script_calls = 0;      // EVAL/EVALSHA of a known lock script
+  // For instantaneous_ops_per_sec and instantaneous_{input,output}_kbps:
+  // per-second rates of the counters, sampled every 100 ms.
   static constexpr int kOpsSamples = 16;
   int64_t ops_sample_time_ms = 0;
-  uint64_t ops_sample_count = 0;
+  uint64_t ops_sample_count = 0, input_sample_bytes = 0, output_sample_bytes = 0;
   uint64_t ops_samples[kOpsSamples] = {};
+  uint64_t input_samples[kOpsSamples] = {};
+  uint64_t output_samples[kOpsSamples] = {};
   int ops_sample_index = 0;
-  uint64_t InstantaneousOps() const {
+  static uint64_t Average(const uint64_t (&samples)[kOpsSamples]) {
     uint64_t sum = 0;
-    for (uint64_t s : ops_samples) sum += s;
+    for (uint64_t s : samples) sum += s;
     return sum / kOpsSamples;
   }
+  uint64_t InstantaneousOps() const { return Average(ops_samples); }
+  uint64_t InstantaneousInputBytes() const { return Average(input_samples); }
+  uint64_t InstantaneousOutputBytes() const { return Average(output_samples); }
+
+  // Per command, by CommandSpec::index (INFO commandstats, latencystats).
+  std::vector<CommandStats> commands;
+  CommandStats& command(size_t index) {
+    if (index >= commands.size()) commands.resize(index + 1);
+    return commands[index];
+  }
+  const CommandStats* find_command(size_t index) const {
+    return index < commands.size() ? &commands[index] : nullptr;
+  }
+  // Error replies by their code, the error's first word (INFO errorstats:
+  // errorstat_ERR, errorstat_NOAUTH…).
+  std::map<std::string, uint64_t, std::less<>> errors;
 };
 
 }  // namespace latch

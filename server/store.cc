@@ -142,8 +142,8 @@ void Store::EndTransaction() {
   transaction_ = kNone;
 }
 
-void Store::Put(std::string_view key, std::string_view value, Lease lease,
-                const TimeSnapshot& now) {
+void Store::Put(std::string_view key, std::string_view value, Lease lease, const TimeSnapshot& now,
+                ValueKind kind) {
   Observed observed(*this, key);
   if (lease.kind == Lease::kUntil && lease.deadline < now.mono) {
     // Already in the past (EXAT/PXAT before now): the key ends up deleted.
@@ -162,7 +162,8 @@ void Store::Put(std::string_view key, std::string_view value, Lease lease,
     const Keyspace::Entry* old = keys_.Peek(key);
     deadline = old != nullptr ? old->deadline : kNoDeadline;
   }
-  keys_.Set(key, value, deadline);
+  keys_.Tick(now.mono);
+  keys_.Set(key, value, deadline, false, static_cast<uint8_t>(kind));
   if (!Note(key)) return;
   if (deadline == kNoDeadline) {
     log_->Set(key, value, 0);
@@ -204,6 +205,7 @@ void Store::Clear() {
 }
 
 void Store::Replay(const aof::Record& r, ReplayClock& clock) {
+  keys_.Tick(clock.now.mono);  // a replayed key was last written at the replay
   switch (r.op) {
     case aof::Op::kClock:
       clock.have_mark = true;

@@ -34,6 +34,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "log/record.h"
 #include "server/clock.h"
@@ -62,6 +63,14 @@ struct KeyChange {
   bool has = false;  // after
   std::string_view value;
   int64_t deadline = kNoDeadline;
+};
+
+// How a value came to be, as far as OBJECT ENCODING can tell: Redis encodes
+// the same bytes differently depending on the command that produced them.
+enum class ValueKind : uint8_t {
+  kAsSet = 0,   // SET, MSET, INCR…: "int" if it reads as an integer, else by length
+  kString = 1,  // INCRBYFLOAT's result: "embstr" or "raw" by length, never "int"
+  kRaw = 2,     // modified in place (APPEND, SETRANGE): always "raw"
 };
 
 // How replay converts the log's Unix times into deadlines.
@@ -119,9 +128,17 @@ class Store {
 
   // ---- reads
   // The live entry for `key`, or nullptr. An expired key is removed on the
-  // spot and logged as DEL (lazy expiry).
-  const Keyspace::Entry* Find(std::string_view key, const TimeSnapshot& now) {
-    return keys_.Find(key, now.mono);
+  // spot and logged as DEL (lazy expiry). The lookup counts as an access of
+  // the key (OBJECT IDLETIME) unless `touch` is false.
+  const Keyspace::Entry* Find(std::string_view key, const TimeSnapshot& now, bool touch = true) {
+    return keys_.Find(key, now.mono, touch);
+  }
+  // A random stored entry (perhaps expired: look it up with Find), or nullptr.
+  const Keyspace::Entry* RandomEntry() const { return keys_.RandomEntry(); }
+  // One step of a SCAN (Keyspace::Scan).
+  template <typename F>
+  uint64_t Scan(uint64_t cursor, F&& f) const {
+    return keys_.Scan(cursor, std::forward<F>(f));
   }
   // Whether `key` is stored, expired or not (no lazy expiry).
   bool Contains(std::string_view key) { return keys_.Contains(key); }
@@ -136,7 +153,10 @@ class Store {
   // Stores `value` under `key` with `lease`. Lease::Keep keeps an existing
   // key's deadline. A deadline already past deletes the key instead (an
   // EXAT/PXAT in the past), logged as DEL; nothing happens to a missing key.
-  void Put(std::string_view key, std::string_view value, Lease lease, const TimeSnapshot& now);
+  // `kind` is remembered for OBJECT ENCODING (the log does not need it: a
+  // replayed SET is what Redis would encode by value too).
+  void Put(std::string_view key, std::string_view value, Lease lease, const TimeSnapshot& now,
+           ValueKind kind = ValueKind::kAsSet);
   // Removes a key that exists (call Find first). Logged as DEL.
   void Delete(std::string_view key);
   // Gives an existing key a new deadline; one not after now deletes it (as
@@ -158,6 +178,26 @@ class Store {
   }
   void EndTransaction();
   bool in_transaction() const { return transaction_ != kNone; }
+
+  // The records of one command that writes several keys (MSET, MSETNX) as
+  // one transaction in the log, so that a crash in the middle of writing
+  // them leaves a replay all of them or none, as one command should. Inside
+  // MULTI … EXEC the open transaction already does that.
+  class Atomic {
+   public:
+    explicit Atomic(Store& store) : store_(store), opened_(!store.in_transaction()) {
+      if (opened_) store_.BeginTransaction(/*single_unwrapped=*/true);
+    }
+    ~Atomic() {
+      if (opened_) store_.EndTransaction();
+    }
+    Atomic(const Atomic&) = delete;
+    Atomic& operator=(const Atomic&) = delete;
+
+   private:
+    Store& store_;
+    bool opened_;
+  };
 
   // Writes made since start (Redis's "changes since last save"); a command
   // changed something when this moved.

@@ -10,6 +10,7 @@
 
 #include "protocol/text.h"
 #include "server/command.h"
+#include "server/control.h"
 #include "server/session.h"
 #include "server/store.h"
 
@@ -46,6 +47,27 @@ void ReplyHelp(CommandContext& ctx, const Lines& lines) {
 // Redis's option words are compared as C strings: "NX\0junk" is NX.
 inline bool IsWord(std::string_view arg, std::string_view word) {
   return EqualsIgnoreCase(UpToNul(arg), word);
+}
+
+// A lookup by a command that reads the value (GET, MGET, STRLEN…): counts
+// INFO's keyspace_hits and keyspace_misses, as Redis's lookupKeyRead does.
+inline const Keyspace::Entry* FindForRead(CommandContext& ctx, std::string_view key) {
+  const Keyspace::Entry* e = ctx.store.Find(key, ctx.now);
+  Stats& stats = ctx.control().stats();
+  ++(e != nullptr ? stats.keyspace_hits : stats.keyspace_misses);
+  return e;
+}
+
+// The reply to a HELP subcommand in Redis's words: "<COMMAND> <subcommand>
+// [<arg> [value] [opt] ...]. Subcommands are:", the lines, then HELP.
+template <typename Lines>
+void ReplyRedisHelp(CommandContext& ctx, std::string_view command, const Lines& lines) {
+  ctx.reply.Array(std::size(lines) + 3);
+  ctx.reply.Simple(std::string(command) +
+                   " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:");
+  for (const auto& line : lines) ctx.reply.Simple(line);
+  ctx.reply.Simple("HELP");
+  ctx.reply.Simple("    Prints this help.");
 }
 
 }  // namespace latch::commands

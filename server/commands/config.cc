@@ -46,6 +46,8 @@ void ConfigSet(CommandContext& ctx) {
   std::vector<const ConfigParam*> params;
   for (size_t i = 2; i < ctx.argv.size(); i += 2) {
     const ConfigParam* p = FindConfigParam(ctx.argv[i]);
+    // A password is never shown in the slow log, as Redis.
+    if (p != nullptr && p->name == "requirepass") ctx.Redact(i + 1);
     if (p == nullptr) {
       ctx.reply.Error("ERR Unknown option or number of arguments for CONFIG SET - '" +
                       std::string(UpToNul(ctx.argv[i])) + "'");

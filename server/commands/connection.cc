@@ -50,11 +50,28 @@ bool ValidName(std::string_view s) {
   return true;
 }
 
-std::string ClientLine(int64_t now, const Session& c) {
+// One line of CLIENT LIST / CLIENT INFO, with Redis 7.2's fields in its
+// order. `argv_bytes`: the size of the request being executed (the client
+// asking; every other client is between requests).
+std::string ClientLine(int64_t now, const Session& c, size_t argv_bytes) {
   Session::Buffers b = c.buffers();
-  std::string flags = c.monitor ? "O" : "N";
+  // Redis's flag letters that apply: O monitor, x in MULTI, b blocked
+  // (WAITAOF), d a watched key changed, e CLIENT NO-EVICT; N for none.
+  std::string flags;
+  if (c.monitor) flags += 'O';
+  if (c.in_multi) flags += 'x';
+  if (c.blocked) flags += 'b';
+  if (c.watched_key_touched) flags += 'd';
+  if (c.no_evict) flags += 'e';
+  if (flags.empty()) flags = "N";
+  size_t multi_mem = 0;
+  for (const auto& request : c.queued) {
+    for (const std::string& arg : request) multi_mem += arg.size();
+  }
+  std::string events = b.reading ? "r" : "";
+  if (b.output_pending > 0) events += 'w';
   std::string line;
-  line.reserve(256);
+  line.reserve(320);
   line += "id=" + std::to_string(c.id());
   line += " addr=" + c.addr;
   line += " laddr=" + c.laddr;
@@ -63,14 +80,20 @@ std::string ClientLine(int64_t now, const Session& c) {
   line += " age=" + std::to_string((now - c.created_ms) / 1000);
   line += " idle=" + std::to_string((now - c.last_interaction_ms) / 1000);
   line += " flags=" + flags;
-  line += " db=0 sub=0 psub=0 ssub=0 multi=-1";
+  line += " db=0 sub=0 psub=0 ssub=0";
+  line += " multi=" + std::to_string(c.in_multi ? static_cast<int64_t>(c.queued.size()) : -1);
   line += " qbuf=" + std::to_string(b.query);
   line += " qbuf-free=" + std::to_string(b.query_capacity - b.query);
-  line += " argv-mem=0 multi-mem=0";
+  line += " argv-mem=" + std::to_string(argv_bytes);
+  line += " multi-mem=" + std::to_string(multi_mem);
+  // rbs/rbp: the reply buffer's size and its peak use in the last 5 s.
+  line += " rbs=" + std::to_string(b.output_capacity);
+  line += " rbp=" + std::to_string(b.output_peak);
   line += " obl=" + std::to_string(b.output);
   line += " oll=0 omem=" + std::to_string(b.output_pending);
-  line += " tot-mem=" + std::to_string(b.query_capacity + b.output_capacity);
-  line += " events=r";
+  line +=
+      " tot-mem=" + std::to_string(b.query_capacity + b.output_capacity + argv_bytes + multi_mem);
+  line += " events=" + events;
   line += " cmd=" + (c.last_command != nullptr ? *c.last_command : std::string("NULL"));
   line += " user=default redir=-1";
   line += " resp=" + std::to_string(c.resp);
@@ -78,6 +101,24 @@ std::string ClientLine(int64_t now, const Session& c) {
   line += " lib-ver=" + c.lib_ver;
   line += "\n";
   return line;
+}
+
+size_t ArgvBytes(std::span<const std::string_view> argv) {
+  size_t n = 0;
+  for (std::string_view a : argv) n += a.size();
+  return n;
+}
+
+// Redis's client types (getClientTypeByName): latch's clients are all
+// "normal" (a MONITOR client too, as in Redis); the others name clients
+// latch never has. -1: not a type.
+int ClientType(std::string_view name) {
+  name = UpToNul(name);
+  if (EqualsIgnoreCase(name, "normal")) return 0;
+  if (EqualsIgnoreCase(name, "slave") || EqualsIgnoreCase(name, "replica")) return 1;
+  if (EqualsIgnoreCase(name, "pubsub")) return 2;
+  if (EqualsIgnoreCase(name, "master")) return 3;
+  return -1;
 }
 
 }  // namespace
@@ -123,12 +164,14 @@ void Hello(CommandContext& ctx) {
   for (size_t j = next; j < ctx.argv.size(); ++j) {
     size_t more = ctx.argv.size() - 1 - j;
     std::string_view opt = ctx.argv[j];
-    if (EqualsIgnoreCase(opt, "AUTH") && more >= 2) {
+    if (IsWord(opt, "AUTH") && more >= 2) {
       user = ctx.argv[j + 1];
       pass = ctx.argv[j + 2];
       has_auth = true;
+      ctx.Redact(j + 1);  // never in the slow log
+      ctx.Redact(j + 2);
       j += 2;
-    } else if (EqualsIgnoreCase(opt, "SETNAME") && more >= 1) {
+    } else if (IsWord(opt, "SETNAME") && more >= 1) {
       name = ctx.argv[j + 1];
       if (!ValidName(name)) {
         ctx.reply.Error("ERR Client names cannot contain spaces, newlines or special characters.");
@@ -183,6 +226,9 @@ void Auth(CommandContext& ctx) {
     ctx.reply.Error(kSyntaxError);
     return;
   }
+  // Never in the slow log, as Redis.
+  ctx.Redact(1);
+  ctx.Redact(2);
   std::string_view user = "default", pass;
   if (ctx.argv.size() == 2) {
     if (ctx.control().config().requirepass.empty()) {
@@ -251,18 +297,18 @@ void ClientList(CommandContext& ctx) {
   std::vector<uint64_t> ids;
   bool only_ids = false;
   for (size_t j = 2; j < ctx.argv.size(); ++j) {
-    if (EqualsIgnoreCase(ctx.argv[j], "TYPE") && j + 1 < ctx.argv.size()) {
+    if (IsWord(ctx.argv[j], "TYPE") && j + 1 < ctx.argv.size()) {
       std::string_view type = ctx.argv[++j];
-      if (EqualsIgnoreCase(type, "normal")) continue;
-      if (EqualsIgnoreCase(type, "master") || EqualsIgnoreCase(type, "replica") ||
-          EqualsIgnoreCase(type, "slave") || EqualsIgnoreCase(type, "pubsub")) {
+      int t = ClientType(type);
+      if (t == 0) continue;
+      if (t > 0) {
         ctx.reply.Verbatim("txt", "");
         return;
       }
-      ctx.reply.Error("ERR Unknown client type '" + std::string(type) + "'");
+      ctx.reply.Error("ERR Unknown client type '" + std::string(UpToNul(type)) + "'");
       return;
     }
-    if (EqualsIgnoreCase(ctx.argv[j], "ID") && j + 1 < ctx.argv.size()) {
+    if (IsWord(ctx.argv[j], "ID") && j + 1 < ctx.argv.size()) {
       only_ids = true;
       for (++j; j < ctx.argv.size(); ++j) {
         auto id = ParseInt64(ctx.argv[j]);
@@ -285,20 +331,20 @@ void ClientList(CommandContext& ctx) {
     Session& c = **it;
     if (c.closing()) continue;
     if (only_ids && std::find(ids.begin(), ids.end(), c.id()) == ids.end()) continue;
-    out += ClientLine(ctx.now.mono, c);
+    out += ClientLine(ctx.now.mono, c, &c == &ctx.session ? ArgvBytes(ctx.argv) : 0);
   }
   ctx.reply.Verbatim("txt", out);
 }
 
 void ClientInfo(CommandContext& ctx) {
-  ctx.reply.Verbatim("txt", ClientLine(ctx.now.mono, ctx.session));
+  ctx.reply.Verbatim("txt", ClientLine(ctx.now.mono, ctx.session, ArgvBytes(ctx.argv)));
 }
 
 void ClientSetInfo(CommandContext& ctx) {
   std::string_view attr = ctx.argv[2], value = ctx.argv[3];
-  bool is_name = EqualsIgnoreCase(attr, "LIB-NAME");
-  if (!is_name && !EqualsIgnoreCase(attr, "LIB-VER")) {
-    ctx.reply.Error("ERR Unrecognized option '" + std::string(attr) + "'");
+  bool is_name = IsWord(attr, "LIB-NAME");
+  if (!is_name && !IsWord(attr, "LIB-VER")) {
+    ctx.reply.Error("ERR Unrecognized option '" + std::string(UpToNul(attr)) + "'");
     return;
   }
   if (!ValidName(value)) {
@@ -311,71 +357,77 @@ void ClientSetInfo(CommandContext& ctx) {
 }
 
 void ClientKill(CommandContext& ctx) {
-  // Old form: CLIENT KILL ip:port → +OK or an error.
-  if (ctx.argv.size() == 3) {
-    Session* target = nullptr;
-    ctx.control().ForEachSession([&](Session& c) {
-      if (!c.closing() && c.addr == ctx.argv[2]) target = &c;
-    });
-    if (target == nullptr) {
-      ctx.reply.Error("ERR No such client");
-      return;
-    }
-    ctx.reply.Ok();
-    if (target == &ctx.session) {
-      target->CloseAfterReply();
-    } else {
-      target->Close();
-    }
-    return;
-  }
-  // New form: CLIENT KILL <filter> <value> … → number killed.
-  if (ctx.argv.size() % 2 != 0) {
-    ctx.reply.Error(kSyntaxError);
-    return;
-  }
+  // CLIENT KILL ip:port (the old form: +OK, or an error; may kill oneself),
+  // or CLIENT KILL <filter> <value> … (the number killed), with Redis's
+  // filters and errors, options read in order.
+  const bool old_form = ctx.argv.size() == 3;
   std::optional<uint64_t> id;
   std::optional<std::string_view> addr, laddr;
-  bool skipme = true;
-  for (size_t j = 2; j + 1 < ctx.argv.size(); j += 2) {
-    std::string_view f = ctx.argv[j], v = ctx.argv[j + 1];
-    if (EqualsIgnoreCase(f, "ID")) {
-      auto n = ParseInt64(v);
-      if (!n || *n <= 0) {
-        ctx.reply.Error("ERR client-id should be greater than 0");
+  std::optional<int64_t> max_age;
+  int type = -1;
+  bool skipme = !old_form;
+  if (old_form) {
+    addr = UpToNul(ctx.argv[2]);  // compared as a C string (strcmp)
+  } else {
+    for (size_t j = 2; j < ctx.argv.size(); j += 2) {
+      std::string_view f = ctx.argv[j];
+      if (j + 1 >= ctx.argv.size()) {
+        ctx.reply.Error(kSyntaxError);
         return;
       }
-      id = static_cast<uint64_t>(*n);
-    } else if (EqualsIgnoreCase(f, "ADDR")) {
-      addr = v;
-    } else if (EqualsIgnoreCase(f, "LADDR")) {
-      laddr = v;
-    } else if (EqualsIgnoreCase(f, "SKIPME")) {
-      if (EqualsIgnoreCase(v, "yes")) {
-        skipme = true;
-      } else if (EqualsIgnoreCase(v, "no")) {
-        skipme = false;
+      std::string_view v = ctx.argv[j + 1];
+      if (IsWord(f, "ID")) {
+        auto n = ParseInt64(v);
+        if (!n || *n <= 0) {
+          ctx.reply.Error("ERR client-id should be greater than 0");
+          return;
+        }
+        id = static_cast<uint64_t>(*n);
+      } else if (IsWord(f, "TYPE")) {
+        type = ClientType(v);
+        if (type == -1) {
+          ctx.reply.Error("ERR Unknown client type '" + std::string(UpToNul(v)) + "'");
+          return;
+        }
+      } else if (IsWord(f, "ADDR")) {
+        addr = UpToNul(v);
+      } else if (IsWord(f, "LADDR")) {
+        laddr = UpToNul(v);
+      } else if (IsWord(f, "USER")) {
+        // latch's one user: every client is "default".
+        if (v != "default") {
+          ctx.reply.Error("ERR No such user '" + std::string(UpToNul(v)) + "'");
+          return;
+        }
+      } else if (IsWord(f, "SKIPME")) {
+        if (IsWord(v, "yes")) {
+          skipme = true;
+        } else if (IsWord(v, "no")) {
+          skipme = false;
+        } else {
+          ctx.reply.Error(kSyntaxError);
+          return;
+        }
+      } else if (IsWord(f, "MAXAGE")) {
+        // Redis 7.4: only clients connected at least this many seconds.
+        auto n = IntArgOrReply(ctx, v);
+        if (!n) return;
+        max_age = *n;
       } else {
         ctx.reply.Error(kSyntaxError);
         return;
       }
-    } else if (EqualsIgnoreCase(f, "TYPE")) {
-      if (!EqualsIgnoreCase(v, "normal")) {
-        ctx.reply.Int(0);
-        return;
-      }
-    } else {
-      ctx.reply.Error(kSyntaxError);
-      return;
     }
   }
   int64_t killed = 0;
   bool kill_self = false;
   ctx.control().ForEachSession([&](Session& c) {
     if (c.closing()) return;
-    if (id && c.id() != *id) return;
     if (addr && c.addr != *addr) return;
     if (laddr && c.laddr != *laddr) return;
+    if (type > 0) return;  // no client of another type than normal
+    if (id && c.id() != *id) return;
+    if (max_age && *max_age != 0 && (ctx.now.mono - c.created_ms) / 1000 < *max_age) return;
     if (&c == &ctx.session) {
       if (skipme) return;
       kill_self = true;
@@ -384,13 +436,42 @@ void ClientKill(CommandContext& ctx) {
     }
     ++killed;
   });
-  ctx.reply.Int(killed);
+  if (old_form) {
+    if (killed == 0) {
+      ctx.reply.Error("ERR No such client");
+    } else {
+      ctx.reply.Ok();
+    }
+  } else {
+    ctx.reply.Int(killed);
+  }
   if (kill_self) ctx.session.CloseAfterReply();
 }
 
+void ClientReply(CommandContext& ctx) {
+  // CLIENT REPLY ON|OFF|SKIP. The replies are cut once each command is over
+  // (Server::FinishReply); here only the state changes, as Redis's flags:
+  // ON clears OFF and a pending skip and answers OK; OFF and SKIP answer
+  // nothing (SKIP, ignored while OFF, drops the next command's reply).
+  std::string_view mode = ctx.argv[2];
+  if (IsWord(mode, "ON")) {
+    ctx.session.reply_off = false;
+    ctx.session.reply_skip_this = false;
+    ctx.reply.Ok();
+  } else if (IsWord(mode, "OFF")) {
+    ctx.session.reply_off = true;
+  } else if (IsWord(mode, "SKIP")) {
+    if (!ctx.session.reply_off) ctx.session.reply_skip_next = true;
+  } else {
+    ctx.reply.Error(kSyntaxError);
+  }
+}
+
 void ClientNoEvict(CommandContext& ctx) {
-  if (EqualsIgnoreCase(ctx.argv[2], "on") || EqualsIgnoreCase(ctx.argv[2], "off")) {
-    ctx.reply.Ok();  // latch never evicts keys
+  if (IsWord(ctx.argv[2], "on") || IsWord(ctx.argv[2], "off")) {
+    // Recorded (CLIENT LIST's flag e); latch never evicts keys anyway.
+    ctx.session.no_evict = IsWord(ctx.argv[2], "on");
+    ctx.reply.Ok();
   } else {
     ctx.reply.Error(kSyntaxError);
   }
@@ -408,12 +489,27 @@ void ClientHelp(CommandContext& ctx) {
       "KILL <ip:port>",
       "    Kill connection made from <ip:port>.",
       "KILL <option> <value> [<option> <value> [...]]",
-      "    Kill connections. Options are: ID <client-id>, ADDR <ip:port>, LADDR <ip:port>,",
-      "    TYPE normal, SKIPME (YES|NO).",
+      "    Kill connections. Options are:",
+      "    * ID <client-id>",
+      "      Kill connections by client id.",
+      "    * ADDR <ip:port>",
+      "      Kill connections made from the specified address",
+      "    * LADDR <ip:port>",
+      "      Kill connections made to specified local address",
+      "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+      "      Kill connections by type (latch's clients are all NORMAL).",
+      "    * USER <username>",
+      "      Kill connections authenticated by <username> (latch has one: default).",
+      "    * SKIPME (YES|NO)",
+      "      Skip killing current connection (default: yes).",
+      "    * MAXAGE <maxage>",
+      "      Kill connections older than the specified age (seconds).",
       "LIST [TYPE normal] [ID <client-id> [<client-id> ...]]",
       "    Return information about client connections.",
       "NO-EVICT (ON|OFF)",
       "    Accepted for compatibility: latch never evicts.",
+      "REPLY (ON|OFF|SKIP)",
+      "    Control the replies sent to the current connection.",
       "SETINFO <LIB-NAME|LIB-VER> <value>",
       "    Record the client library's name or version.",
       "SETNAME <name>",
@@ -425,6 +521,28 @@ void ClientHelp(CommandContext& ctx) {
 }
 
 // ---------------------------------------------------------------- registration
+
+namespace {
+
+// CLIENT KILL's filters in COMMAND DOCS, as Redis documents them.
+std::vector<ArgDoc> KillFilters() {
+  using namespace spec;
+  ArgDoc type = Optional(
+      OneOf("normal_master_slave_pubsub",
+            {Token("normal", "NORMAL"), Optional(Token("master", "MASTER")),
+             Token("slave", "SLAVE"), Token("replica", "REPLICA"), Token("pubsub", "PUBSUB")}),
+      "2.8.12");
+  type.token = "TYPE";
+  type.args[1].optional = false;
+  type.args[1].since = "3.2.0";
+  type.args[3].since = "5.0.0";
+  return {Optional(Int("client-id", "ID"), "2.8.12"), type,
+          Optional(Str("username", "USER")),          Optional(Str("ip:port", "ADDR")),
+          Optional(Str("ip:port", "LADDR"), "6.2.0"), Optional(Str("yes/no", "SKIPME")),
+          Optional(Int("maxage", "MAXAGE"), "7.4.0")};
+}
+
+}  // namespace
 
 void RegisterConnection(CommandRegistry& r) {
   using namespace spec;
@@ -482,9 +600,10 @@ void RegisterConnection(CommandRegistry& r) {
            {"admin", "slow", "dangerous", "connection"},
            conn("Kill the connection of a client", "2.4.0",
                 "O(N) where N is the number of client connections"),
-           {OneOf("filter", {Str("ip:port"), Multiple(Str("client-id", "ID")),
-                             Multiple(Str("ip:port", "ADDR")), Multiple(Str("ip:port", "LADDR")),
-                             Multiple(Str("yes/no", "SKIPME"))})}),
+           {OneOf("filter", {Str("ip:port"), Multiple(OneOf("new-format", KillFilters()))})}),
+       Cmd("reply", 3, kClientFlags, ClientReply, {"slow", "connection"},
+           conn("Instruct the server whether to reply to commands", "3.2.0"),
+           {OneOf("on_off_skip", {Token("on", "ON"), Token("off", "OFF"), Token("skip", "SKIP")})}),
        Cmd("no-evict", 3, kCmdAdmin | kClientFlags, ClientNoEvict,
            {"admin", "slow", "dangerous", "connection"},
            conn("Set client eviction mode for the current connection", "7.0.0"),

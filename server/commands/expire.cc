@@ -95,7 +95,8 @@ void ExpireGeneric(CommandContext& ctx, int64_t basetime_ms, bool seconds, std::
 
 // TTL, PTTL, EXPIRETIME, PEXPIRETIME: -2 without key, -1 without TTL.
 void TtlGeneric(CommandContext& ctx, bool ms, bool absolute) {
-  const Keyspace::Entry* e = ctx.store.Find(ctx.argv[1], ctx.now);
+  // Asking about a key is not an access to it (OBJECT IDLETIME), as Redis.
+  const Keyspace::Entry* e = ctx.store.Find(ctx.argv[1], ctx.now, /*touch=*/false);
   if (e == nullptr) {
     ctx.reply.Int(-2);
     return;

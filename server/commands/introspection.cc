@@ -51,11 +51,10 @@ void CommandDocs(CommandContext& ctx) {
 void CommandList(CommandContext& ctx) {
   // COMMAND LIST [FILTERBY MODULE m | ACLCAT cat | PATTERN p]
   std::string_view kind, arg;
-  if (ctx.argv.size() == 5 && EqualsIgnoreCase(ctx.argv[2], "FILTERBY")) {
+  if (ctx.argv.size() == 5 && IsWord(ctx.argv[2], "FILTERBY")) {
     kind = ctx.argv[3];
     arg = ctx.argv[4];
-    if (!EqualsIgnoreCase(kind, "MODULE") && !EqualsIgnoreCase(kind, "ACLCAT") &&
-        !EqualsIgnoreCase(kind, "PATTERN")) {
+    if (!IsWord(kind, "MODULE") && !IsWord(kind, "ACLCAT") && !IsWord(kind, "PATTERN")) {
       ctx.reply.Error(kSyntaxError);
       return;
     }
@@ -67,11 +66,11 @@ void CommandList(CommandContext& ctx) {
   auto consider = [&](const CommandSpec& c) {
     if (kind.empty()) {
       names.push_back(c.fullname);
-    } else if (EqualsIgnoreCase(kind, "PATTERN")) {
+    } else if (IsWord(kind, "PATTERN")) {
       if (GlobMatch(arg, c.fullname, true)) names.push_back(c.fullname);
-    } else if (EqualsIgnoreCase(kind, "ACLCAT")) {
+    } else if (IsWord(kind, "ACLCAT")) {
       for (const std::string& cat : c.acl_categories) {
-        if (EqualsIgnoreCase(cat, arg)) names.push_back(c.fullname);
+        if (IsWord(arg, cat)) names.push_back(c.fullname);
       }
     }
   };

@@ -1,4 +1,15 @@
-// Keyspace commands: DBSIZE, FLUSHALL, FLUSHDB.
+// Keyspace commands: DBSIZE, FLUSHALL, FLUSHDB, and the ones that look
+// around it: KEYS, SCAN, TYPE, RANDOMKEY, TOUCH, OBJECT.
+//
+// "Which locks exist?" is `SCAN 0 MATCH lock:*` (or redis-cli --scan
+// --pattern 'lock:*'): a walk in small steps that never stops the server,
+// where KEYS answers in one step however many keys there are.
+#include <cctype>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+
+#include "common/glob.h"
 #include "server/commands/common.h"
 
 namespace latch::commands {
@@ -18,12 +29,226 @@ void FlushAll(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
+// ---------------------------------------------------------------- KEYS, SCAN
+
+namespace {
+
+// A key's type as TYPE and SCAN's TYPE filter name it: latch stores strings.
+constexpr std::string_view kString = "string";
+
+bool Expired(const Keyspace::Entry& e, const TimeSnapshot& now) {
+  return e.has_deadline() && now.mono > e.deadline;
+}
+
+// SCAN's cursor, parsed as Redis parses it (strtoul of the C string):
+// optional sign, decimal digits, no leading space, nothing after; "-1" wraps
+// to the largest cursor, and the empty string is 0.
+std::optional<uint64_t> ParseCursor(std::string_view arg) {
+  std::string s(UpToNul(arg));
+  if (!s.empty() && std::isspace(static_cast<unsigned char>(s[0]))) return std::nullopt;
+  errno = 0;
+  char* end = nullptr;
+  unsigned long long v = std::strtoull(s.c_str(), &end, 10);
+  if (*end != '\0' || errno == ERANGE) return std::nullopt;
+  return static_cast<uint64_t>(v);
+}
+
+}  // namespace
+
+void KeysCommand(CommandContext& ctx) {
+  // Every live key matching the pattern, in table order. Expired keys are
+  // skipped, not removed: the walk must not change the table it walks.
+  std::string_view pattern = ctx.argv[1];
+  const bool all = pattern == "*";
+  std::vector<std::string_view> keys;
+  ctx.store.keyspace().ForEach([&](const Keyspace::Entry& e) {
+    if (Expired(e, ctx.now)) return;
+    if (all || GlobMatch(pattern, e.key())) keys.push_back(e.key());
+  });
+  ctx.reply.Array(keys.size());
+  for (std::string_view k : keys) ctx.reply.Bulk(k);
+}
+
+void Scan(CommandContext& ctx) {
+  // SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]
+  auto cursor = ParseCursor(ctx.argv[1]);
+  if (!cursor) {
+    ctx.reply.Error("ERR invalid cursor");
+    return;
+  }
+  int64_t count = 10;
+  std::string_view pattern, type;
+  bool use_pattern = false, use_type = false;
+  for (size_t j = 2; j < ctx.argv.size(); j += 2) {
+    std::string_view opt = ctx.argv[j];
+    const bool has_value = j + 1 < ctx.argv.size();
+    if (IsWord(opt, "COUNT") && has_value) {
+      auto n = IntArgOrReply(ctx, ctx.argv[j + 1]);
+      if (!n) return;
+      if (*n < 1) {
+        ctx.reply.Error(kSyntaxError);
+        return;
+      }
+      count = *n;
+    } else if (IsWord(opt, "MATCH") && has_value) {
+      pattern = ctx.argv[j + 1];
+      use_pattern = pattern != "*";
+    } else if (IsWord(opt, "TYPE") && has_value) {
+      type = UpToNul(ctx.argv[j + 1]);  // compared as a C string, as Redis
+      use_type = true;
+    } else {
+      ctx.reply.Error(kSyntaxError);
+      return;
+    }
+  }
+  // Walk buckets until `count` keys are collected, the walk is over, or ten
+  // times `count` buckets were visited (a sparse table must not make one
+  // call long). The keys are copied: the filtering below may expire some.
+  std::vector<std::string> keys;
+  int64_t budget = count > INT64_MAX / 10 ? INT64_MAX : count * 10;
+  do {
+    *cursor =
+        ctx.store.Scan(*cursor, [&](const Keyspace::Entry& e) { keys.emplace_back(e.key()); });
+  } while (*cursor != 0 && budget-- > 0 && static_cast<int64_t>(keys.size()) < count);
+  std::vector<std::string> out;
+  out.reserve(keys.size());
+  for (std::string& k : keys) {
+    if (use_pattern && !GlobMatch(pattern, k)) continue;
+    // Looking the key up expires it if its lease is over; it is not an
+    // access (OBJECT IDLETIME).
+    const Keyspace::Entry* e = ctx.store.Find(k, ctx.now, /*touch=*/false);
+    if (use_type && !EqualsIgnoreCase(type, e != nullptr ? kString : "none")) continue;
+    if (e == nullptr) continue;
+    out.push_back(std::move(k));
+  }
+  ctx.reply.Array(2);
+  ctx.reply.Bulk(std::to_string(*cursor));
+  ctx.reply.Array(out.size());
+  for (const std::string& k : out) ctx.reply.Bulk(k);
+}
+
+void Type(CommandContext& ctx) {
+  const Keyspace::Entry* e = ctx.store.Find(ctx.argv[1], ctx.now, /*touch=*/false);
+  ctx.reply.Simple(e != nullptr ? kString : "none");
+}
+
+void RandomKey(CommandContext& ctx) {
+  // A random stored key; one whose lease is over is expired on the way and
+  // another is drawn, so the loop ends (each turn removes a key).
+  for (;;) {
+    const Keyspace::Entry* e = ctx.store.RandomEntry();
+    if (e == nullptr) {
+      ctx.reply.Null();
+      return;
+    }
+    std::string key(e->key());
+    if (ctx.store.Find(key, ctx.now, /*touch=*/false) != nullptr) {
+      ctx.reply.Bulk(key);
+      return;
+    }
+  }
+}
+
+void Touch(CommandContext& ctx) {
+  // An access to each key (OBJECT IDLETIME goes back to 0).
+  int64_t n = 0;
+  for (size_t i = 1; i < ctx.argv.size(); ++i) {
+    if (FindForRead(ctx, ctx.argv[i]) != nullptr) ++n;
+  }
+  ctx.reply.Int(n);
+}
+
+// ---------------------------------------------------------------- OBJECT
+
+namespace {
+
+// What Redis would say about a string value: "int" for the bytes of a
+// 64-bit integer of at most 20 characters set as they are, "embstr" up to
+// 44 bytes, "raw" beyond, and "raw" for any value changed in place
+// (APPEND, SETRANGE). INCRBYFLOAT's results are never "int" (Redis makes
+// them as plain strings). latch stores every value the same way (one
+// allocation with its key); the answer lets tools that branch on the
+// encoding behave as with Redis.
+std::string_view EncodingOf(const Keyspace::Entry& e, std::optional<int64_t>* as_int = nullptr) {
+  constexpr uint32_t kEmbstrLimit = 44;
+  auto kind = static_cast<ValueKind>(e.value_kind);
+  if (kind == ValueKind::kRaw) return "raw";
+  if (kind == ValueKind::kAsSet && e.value_len <= 20) {
+    if (auto v = ParseInt64(e.value())) {
+      if (as_int != nullptr) *as_int = v;
+      return "int";
+    }
+  }
+  return e.value_len <= kEmbstrLimit ? "embstr" : "raw";
+}
+
+// OBJECT's lookups are not accesses, and a missing key is a null reply.
+const Keyspace::Entry* ObjectLookup(CommandContext& ctx) {
+  const Keyspace::Entry* e = ctx.store.Find(ctx.argv[2], ctx.now, /*touch=*/false);
+  if (e == nullptr) ctx.reply.Null();
+  return e;
+}
+
+}  // namespace
+
+void ObjectEncoding(CommandContext& ctx) {
+  if (const Keyspace::Entry* e = ObjectLookup(ctx)) ctx.reply.Bulk(EncodingOf(*e));
+}
+
+void ObjectRefcount(CommandContext& ctx) {
+  // Redis shares the objects of the integers 0 to 9999 (maxmemory 0):
+  // their count reads as INT_MAX. Every other value has one reference.
+  const Keyspace::Entry* e = ObjectLookup(ctx);
+  if (e == nullptr) return;
+  std::optional<int64_t> v;
+  bool shared = EncodingOf(*e, &v) == "int" && *v >= 0 && *v < 10000;
+  ctx.reply.Int(shared ? INT_MAX : 1);
+}
+
+void ObjectIdletime(CommandContext& ctx) {
+  // Seconds since the key was last read or written (the keyspace's access
+  // clock), as under Redis's default maxmemory-policy.
+  if (const Keyspace::Entry* e = ObjectLookup(ctx)) {
+    ctx.reply.Int(Keyspace::IdleMs(*e, ctx.now.mono) / 1000);
+  }
+}
+
+void ObjectFreq(CommandContext& ctx) {
+  // latch never evicts (Redis's noeviction): no access frequency is kept.
+  if (ObjectLookup(ctx) == nullptr) return;
+  ctx.reply.Error(
+      "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note "
+      "that when switching between policies at runtime LRU and LFU data will take some time to "
+      "adjust.");
+}
+
+void ObjectHelp(CommandContext& ctx) {
+  static const char* kLines[] = {
+      "ENCODING <key>",
+      "    Return the kind of internal representation used in order to store the value",
+      "    associated with a <key>.",
+      "FREQ <key>",
+      "    Return the access frequency index of the <key>. The returned integer is",
+      "    proportional to the logarithm of the recent access frequency of the key.",
+      "IDLETIME <key>",
+      "    Return the idle time of the <key>, that is the approximated number of",
+      "    seconds elapsed since the last access to the key.",
+      "REFCOUNT <key>",
+      "    Return the number of references of the value associated with the specified",
+      "    <key>.",
+  };
+  ReplyRedisHelp(ctx, "OBJECT", kLines);
+}
+
 // ---------------------------------------------------------------- registration
 
 void RegisterKeyspace(CommandRegistry& r) {
   using namespace spec;
   auto srv = [](std::string summary, std::string since, std::string complexity = "O(1)") {
     return Doc{std::move(summary), std::move(since), "server", std::move(complexity)};
+  };
+  auto gen = [](std::string summary, std::string since, std::string complexity = "O(1)") {
+    return Doc{std::move(summary), std::move(since), "generic", std::move(complexity)};
   };
   r.Add(Cmd("dbsize", 1, kRead | kFast, DbSize, {"keyspace", "read", "fast"},
             srv("Return the number of keys in the selected database", "1.0.0")));
@@ -37,6 +262,50 @@ void RegisterKeyspace(CommandRegistry& r) {
             srv("Remove all keys from the current database", "1.0.0",
                 "O(N) where N is the number of keys in the selected database"),
             {flush_type}));
+  // ---- looking around
+  r.Add(Cmd("keys", 2, kRead, KeysCommand, {"keyspace", "read", "slow", "dangerous"},
+            gen("Find all keys matching the given pattern", "1.0.0",
+                "O(N) with N being the number of keys in the database, under the assumption "
+                "that the key names in the database and the given pattern have limited length."),
+            {Pattern("pattern")}));
+  r.Add(Cmd("scan", -2, kRead, Scan, {"keyspace", "read", "slow"},
+            gen("Incrementally iterate the keys space", "2.8.0",
+                "O(1) for every call. O(N) for a complete iteration, including enough command "
+                "calls for the cursor to return back to 0. N is the number of elements inside "
+                "the collection."),
+            {Int("cursor"), Optional(Pattern("pattern", "MATCH")), Optional(Int("count", "COUNT")),
+             Optional(Str("type", "TYPE"), "6.0.0")}));
+  r.Add(Keys(Cmd("type", 2, kRead | kFast, Type, {"keyspace", "read", "fast"},
+                 gen("Determine the type stored at key", "1.0.0"), {Key()}),
+             1, 1, 1, {"RO"}));
+  r.Add(Cmd("randomkey", 1, kRead, RandomKey, {"keyspace", "read", "slow"},
+            gen("Return a random key from the keyspace", "1.0.0")));
+  r.Add(Keys(Cmd("touch", -2, kRead | kFast, Touch, {"keyspace", "read", "fast"},
+                 gen("Alters the last access time of a key(s). Returns the number of existing "
+                     "keys specified.",
+                     "3.2.1", "O(N) where N is the number of keys that will be touched."),
+                 {Key("key", true)}),
+             1, -1, 1, {"RO"}));
+  // ---- OBJECT
+  auto object_sub = [&](std::string name, CommandHandler h, std::string summary,
+                        std::string since) {
+    return Keys(Cmd(std::move(name), 3, kRead, h, {"keyspace", "read", "slow"},
+                    gen(std::move(summary), std::move(since)), {Key()}),
+                2, 2, 1, {"RO"});
+  };
+  r.Add(Container(
+      "object", {"slow"},
+      gen("A container for object introspection commands", "2.2.3", "Depends on subcommand."),
+      {object_sub("encoding", ObjectEncoding, "Inspect the internal encoding of a Redis object",
+                  "2.2.3"),
+       object_sub("freq", ObjectFreq,
+                  "Get the logarithmic access frequency counter of a Redis object", "4.0.0"),
+       object_sub("refcount", ObjectRefcount,
+                  "Get the number of references to the value of the key", "2.2.3"),
+       object_sub("idletime", ObjectIdletime, "Get the time since a Redis object was last accessed",
+                  "2.2.3"),
+       Cmd("help", 2, kCmdLoading | kCmdStale, ObjectHelp, {"keyspace", "slow"},
+           gen("Show helpful text about the different subcommands", "6.2.0"))}));
 }
 
 }  // namespace latch::commands

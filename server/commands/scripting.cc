@@ -100,8 +100,8 @@ void ScriptExists(CommandContext& ctx) {
 // SCRIPT FLUSH [ASYNC|SYNC]: OK. There is no cache to empty: the known
 // scripts stay known.
 void ScriptFlush(CommandContext& ctx) {
-  if (ctx.argv.size() > 3 || (ctx.argv.size() == 3 && !EqualsIgnoreCase(ctx.argv[2], "ASYNC") &&
-                              !EqualsIgnoreCase(ctx.argv[2], "SYNC"))) {
+  if (ctx.argv.size() > 3 ||
+      (ctx.argv.size() == 3 && !IsWord(ctx.argv[2], "ASYNC") && !IsWord(ctx.argv[2], "SYNC"))) {
     ctx.reply.Error("ERR SCRIPT FLUSH only support SYNC|ASYNC option");
     return;
   }

@@ -170,8 +170,7 @@ void Shutdown(CommandContext& ctx) {
   // since every write it holds was acknowledged to a client.
   for (size_t i = 1; i < ctx.argv.size(); ++i) {
     std::string_view a = ctx.argv[i];
-    if (!EqualsIgnoreCase(a, "NOSAVE") && !EqualsIgnoreCase(a, "SAVE") &&
-        !EqualsIgnoreCase(a, "NOW") && !EqualsIgnoreCase(a, "FORCE")) {
+    if (!IsWord(a, "NOSAVE") && !IsWord(a, "SAVE") && !IsWord(a, "NOW") && !IsWord(a, "FORCE")) {
       ctx.reply.Error(kSyntaxError);
       return;
     }

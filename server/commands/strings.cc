@@ -1,5 +1,5 @@
-// String commands: SET, SETNX, GET, DEL, EXISTS, and the compare-and-delete
-// family (DELIFEQ, DELEX, DIGEST).
+// String commands: SET, SETNX, GET, DEL (and UNLINK), EXISTS, and the
+// compare-and-delete family (DELIFEQ, DELEX, DIGEST).
 //
 // These are the lock primitives. Acquire is `SET lock token NX PX ttl`: one
 // command, so the key and its TTL appear together or not at all (the bug of
@@ -248,7 +248,8 @@ void Del(CommandContext& ctx) {
 void Exists(CommandContext& ctx) {
   int64_t count = 0;
   for (size_t i = 1; i < ctx.argv.size(); ++i) {
-    if (ctx.store.Find(ctx.argv[i], ctx.now) != nullptr) ++count;
+    // Not an access to the key (OBJECT IDLETIME), as Redis.
+    if (ctx.store.Find(ctx.argv[i], ctx.now, /*touch=*/false) != nullptr) ++count;
   }
   ctx.reply.Int(count);
 }
@@ -355,6 +356,17 @@ void RegisterStrings(CommandRegistry& r) {
   r.Add(Keys(Cmd("del", -2, kWrite, Del, {"keyspace", "write", "slow"},
                  {"Delete a key", "1.0.0", "generic",
                   "O(N) where N is the number of keys that will be removed."},
+                 {Key("key", true)}),
+             1, -1, 1, {"RM", "delete"}));
+  // UNLINK is DEL: freeing a value is cheap here (one allocation per key),
+  // so there is nothing to hand to a background thread.
+  r.Add(Keys(Cmd("unlink", -2, kWrite | kFast, Del, {"keyspace", "write", "fast"},
+                 {"Delete a key asynchronously in another thread. Otherwise it is just as DEL, "
+                  "but non blocking.",
+                  "4.0.0", "generic",
+                  "O(1) for each key removed regardless of its size. Then the command does O(N) "
+                  "work in a different thread in order to reclaim memory, where N is the number "
+                  "of allocations the deleted objects where composed of."},
                  {Key("key", true)}),
              1, -1, 1, {"RM", "delete"}));
   r.Add(Keys(Cmd("exists", -2, kRead | kFast, Exists, {"keyspace", "read", "fast"},

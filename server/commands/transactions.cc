@@ -104,7 +104,8 @@ void RegisterTransactions(CommandRegistry& r) {
   const uint32_t kTxFlags = kCmdNoScript | kCmdLoading | kCmdStale | kFast | kCmdAllowBusy;
   r.Add(Cmd("multi", 1, kTxFlags | kCmdTransactionControl, Multi, {"fast", "transaction"},
             tx("Start a transaction block", "1.2.0")));
-  r.Add(Cmd("exec", 1, kCmdNoScript | kCmdLoading | kCmdStale | kCmdTransactionControl, Exec,
+  r.Add(Cmd("exec", 1,
+            kCmdNoScript | kCmdLoading | kCmdStale | kCmdSkipSlowlog | kCmdTransactionControl, Exec,
             {"slow", "transaction"},
             tx("Execute all commands issued after MULTI", "1.2.0",
                "Depends on commands in the transaction")));

@@ -12,6 +12,7 @@ behaviour (Valkey 9 / Redis 8.4).
 
 import ctypes
 import ctypes.util
+import re
 import time
 
 import pytest
@@ -690,6 +691,21 @@ def _arity_cases():
         (("CLIENT", "GETNAME"), 2), (("CLIENT", "INFO"), 2), (("CLIENT", "KILL"), -3),
         (("CLIENT", "NO-EVICT"), 3), (("CLIENT", "HELP"), 2), (("COMMAND", "COUNT"), 2),
         (("COMMAND", "HELP"), 2),
+        # issue 15
+        (("INCR",), 2), (("DECR",), 2), (("INCRBY",), 3), (("DECRBY",), 3),
+        (("INCRBYFLOAT",), 3), (("MGET",), -2), (("MSET",), -3), (("MSETNX",), -3),
+        (("GETDEL",), 2), (("GETEX",), -2), (("GETSET",), 3), (("APPEND",), 3),
+        (("STRLEN",), 2), (("GETRANGE",), 4), (("SUBSTR",), 4), (("SETRANGE",), 4),
+        (("UNLINK",), -2), (("TOUCH",), -2), (("RANDOMKEY",), 1), (("KEYS",), 2),
+        (("SCAN",), -2), (("TYPE",), 2), (("WAIT",), 3), (("OBJECT",), -2),
+        (("OBJECT", "ENCODING"), 3), (("OBJECT", "FREQ"), 3), (("OBJECT", "IDLETIME"), 3),
+        (("OBJECT", "REFCOUNT"), 3), (("OBJECT", "HELP"), 2), (("MEMORY",), -2),
+        (("MEMORY", "USAGE"), -3), (("MEMORY", "DOCTOR"), 2), (("MEMORY", "STATS"), 2),
+        (("MEMORY", "PURGE"), 2), (("MEMORY", "MALLOC-STATS"), 2), (("MEMORY", "HELP"), 2),
+        (("SLOWLOG",), -2), (("SLOWLOG", "LEN"), 2), (("SLOWLOG", "RESET"), 2),
+        (("SLOWLOG", "HELP"), 2), (("LATENCY",), -2), (("LATENCY", "LATEST"), 2),
+        (("LATENCY", "HISTORY"), 3), (("LATENCY", "GRAPH"), 3), (("LATENCY", "DOCTOR"), 2),
+        (("LATENCY", "HELP"), 2), (("CLIENT", "REPLY"), 3),
     ]
     cases = []
     for words, arity in table:
@@ -708,6 +724,623 @@ def _arity_cases():
 
 
 SCRIPTS["wrong_arity"] = _arity_cases()
+
+# ---------------------------------------------------------------- issue 15: the string family
+
+SCRIPTS.update({
+    "incr_decr": [
+        ("INCR", "n"),
+        ("INCR", "n"),
+        ("DECR", "n"),
+        ("DECR", "missing"),
+        ("INCRBY", "n", "100"),
+        ("INCRBY", "n", "-250"),
+        ("DECRBY", "n", "7"),
+        ("DECRBY", "n", "-7"),
+        ("GET", "n"),
+        ("INCRBY", "n", "abc"),
+        ("INCRBY", "n", "1.5"),
+        ("INCRBY", "n", ""),
+        ("INCRBY", "n", "01"),
+        ("INCRBY", "n", " 1"),
+        ("INCRBY", "n", "99999999999999999999"),
+        ("DECRBY", "n", "x"),
+        ("SET", "s", "abc"),
+        ("INCR", "s"),
+        ("DECR", "s"),
+        ("INCRBY", "s", "1"),
+        ("SET", "s", " 5"),
+        ("INCR", "s"),
+        ("SET", "s", "5 "),
+        ("INCR", "s"),
+        ("SET", "s", "-0"),
+        ("INCR", "s"),
+        ("SET", "s", "1.0"),
+        ("INCR", "s"),
+        ("SET", "s", ""),
+        ("INCR", "s"),
+        ("SET", "s", "123456789012345678901"),
+        ("INCR", "s"),
+        # overflow at both ends
+        ("SET", "big", BIG),
+        ("INCR", "big"),
+        ("INCRBY", "big", "1"),
+        ("INCRBY", "big", "0"),
+        ("DECRBY", "big", "-1"),
+        ("INCRBY", "big", "-" + BIG),
+        ("GET", "big"),
+        ("SET", "small", "-9223372036854775808"),
+        ("DECR", "small"),
+        ("INCRBY", "small", "-1"),
+        ("DECRBY", "small", "1"),
+        ("INCR", "small"),
+        ("GET", "small"),
+        ("DECRBY", "x", "-9223372036854775808"),
+        ("DECRBY", "x", "9223372036854775807"),
+        ("INCRBY", "y", "-9223372036854775808"),
+        ("DECR", "y"),
+        ("EXISTS", "x"),
+        # the key keeps its TTL (a rate limiter's window)
+        ("SET", "rl", "1", "EX", "1000"),
+        ("INCR", "rl"),
+        ("INCRBY", "rl", "5"),
+        ("TTL", "rl"),
+        ("GET", "rl"),
+        ("SET", "rl", "1", "EXAT", "4102444800"),
+        ("DECR", "rl"),
+        ("EXPIRETIME", "rl"),
+    ],
+    "incrbyfloat": [
+        ("INCRBYFLOAT", "f", "1"),
+        ("INCRBYFLOAT", "f", "0.1"),
+        ("INCRBYFLOAT", "f", "0.2"),
+        ("INCRBYFLOAT", "f", "-1.3"),
+        ("GET", "f"),
+        ("INCRBYFLOAT", "f", "1e3"),
+        ("INCRBYFLOAT", "f", "1.5e-3"),
+        ("INCRBYFLOAT", "f", "-1E2"),
+        ("INCRBYFLOAT", "f", "0x10"),
+        ("INCRBYFLOAT", "f", "0X1p-2"),
+        ("INCRBYFLOAT", "f", "+2"),
+        ("INCRBYFLOAT", "f", ".5"),
+        ("INCRBYFLOAT", "f", "5."),
+        ("INCRBYFLOAT", "g", "1e300"),
+        ("INCRBYFLOAT", "g2", "-1e300"),
+        ("INCRBYFLOAT", "g3", "1.7976931348623157e308"),
+        ("INCRBYFLOAT", "g4", "1e4000"),
+        ("INCRBYFLOAT", "g5", "3.0e-5"),
+        ("INCRBYFLOAT", "g6", "5e-400"),
+        ("INCRBYFLOAT", "g7", "0.1"),
+        ("INCRBYFLOAT", "g7", "0.2"),
+        ("INCRBYFLOAT", "g8", "10.5"),
+        ("INCRBYFLOAT", "g8", "-10.5"),
+        ("INCRBYFLOAT", "g9", "-0.0"),
+        ("INCRBYFLOAT", "g9", "-0.0"),
+        ("INCRBYFLOAT", "g10", "1234567890.123456789"),
+        ("INCRBYFLOAT", "g11", "3"),
+        ("INCRBYFLOAT", "g11", "9007199254740993"),
+        ("INCRBYFLOAT", "g12", "-123.456e10"),
+        # not numbers, and the inf/nan rules
+        ("INCRBYFLOAT", "e", "abc"),
+        ("INCRBYFLOAT", "e", ""),
+        ("INCRBYFLOAT", "e", " 1"),
+        ("INCRBYFLOAT", "e", "1 "),
+        ("INCRBYFLOAT", "e", "1,5"),
+        ("INCRBYFLOAT", "e", "nan"),
+        ("INCRBYFLOAT", "e", "NaN"),
+        ("INCRBYFLOAT", "e", "-nan"),
+        ("INCRBYFLOAT", "e", "inf"),
+        ("INCRBYFLOAT", "e", "-inf"),
+        ("INCRBYFLOAT", "e", "infinity"),
+        ("INCRBYFLOAT", "e", "+Infinity"),
+        ("INCRBYFLOAT", "e", "1e5000"),
+        ("INCRBYFLOAT", "e", "-1e5000"),
+        ("INCRBYFLOAT", "e", "1e-5000"),
+        ("INCRBYFLOAT", "e", b"1\x002"),
+        ("INCRBYFLOAT", "e", "1" * 5200),
+        ("EXISTS", "e"),
+        ("SET", "big", "1e4932"),
+        ("INCRBYFLOAT", "big", "1e4932"),
+        ("SET", "s", "abc"),
+        ("INCRBYFLOAT", "s", "1"),
+        ("INCRBYFLOAT", "s", "abc"),
+        ("SET", "s", "inf"),
+        ("INCRBYFLOAT", "s", "1"),
+        ("SET", "s", "10"),
+        ("INCRBYFLOAT", "s", "-inf"),
+        ("SET", "s", " 10"),
+        ("INCRBYFLOAT", "s", "1"),
+        ("SET", "s", "0x1A"),
+        ("INCRBYFLOAT", "s", "0"),
+        ("SET", "s", "7"),
+        ("INCRBYFLOAT", "s", "0"),
+        ("GET", "s"),
+        # the key keeps its TTL
+        ("SET", "t", "1.5", "EX", "1000"),
+        ("INCRBYFLOAT", "t", "1"),
+        ("TTL", "t"),
+        ("GET", "t"),
+    ],
+    "mget_mset_msetnx": [
+        ("MSET", "a", "1", "b", "2", "c", ""),
+        ("MGET", "a", "b", "c", "missing", "a"),
+        ("MSET", "a", "1", "b"),
+        ("MSET", "a"),
+        ("MSETNX", "a", "9", "d", "4"),
+        ("MGET", "a", "d"),
+        ("MSETNX", "d", "4", "e", "5"),
+        ("MSETNX", "d"),
+        ("MSETNX", "f", "1", "g"),
+        ("MGET", "d", "e"),
+        ("MSETNX", "x", "1", "x", "2"),
+        ("GET", "x"),
+        ("MSET", "a", "1", "a", "2", "a", "3"),
+        ("GET", "a"),
+        # MSET removes TTLs; MSETNX on an expired key is allowed
+        ("SET", "t", "v", "EX", "1000"),
+        ("MSET", "t", "w"),
+        ("TTL", "t"),
+        ("MSET", b"bin\x00key", b"v\r\n", "", "empty-key"),
+        ("MGET", b"bin\x00key", "", b"bin"),
+        ("DBSIZE",),
+    ],
+    "getdel_getex_getset": [
+        ("SET", "k", "v"),
+        ("GETDEL", "k"),
+        ("GETDEL", "k"),
+        ("EXISTS", "k"),
+        ("GETDEL", "missing"),
+        ("SET", "k", "v", "EX", "1000"),
+        ("GETEX", "k"),
+        ("TTL", "k"),
+        ("GETEX", "k", "PERSIST"),
+        ("TTL", "k"),
+        ("GETEX", "k", "PERSIST"),
+        ("GETEX", "k", "EX", "200"),
+        ("TTL", "k"),
+        ("GETEX", "k", "PX", "300000"),
+        ("TTL", "k"),
+        ("GETEX", "k", "EXAT", "4102444800"),
+        ("EXPIRETIME", "k"),
+        ("GETEX", "k", "PXAT", "4102444900000"),
+        ("PEXPIRETIME", "k"),
+        ("GETEX", "k", "ex", "100", "EX", "150"),
+        ("TTL", "k"),
+        ("GETEX", "k", "persist", "PERSIST"),
+        ("TTL", "k"),
+        # wrong options: the syntax first, the key next, the time last
+        ("GETEX", "k", "EX"),
+        ("GETEX", "k", "PERSIST", "EX", "10"),
+        ("GETEX", "k", "EX", "10", "PERSIST"),
+        ("GETEX", "k", "EX", "10", "PX", "10"),
+        ("GETEX", "k", "EXAT", "10", "PXAT", "10"),
+        ("GETEX", "k", "KEEPTTL"),
+        ("GETEX", "k", "NX"),
+        ("GETEX", "k", "XX"),
+        ("GETEX", "k", "GET"),
+        ("GETEX", "k", "FOO"),
+        ("GETEX", "missing", "EX", "abc"),
+        ("GETEX", "missing", "EX", "0"),
+        ("GETEX", "missing", "FOO"),
+        ("GETEX", "k", "EX", "abc"),
+        ("GETEX", "k", "EX", "0"),
+        ("GETEX", "k", "PX", "-1"),
+        ("GETEX", "k", "EXAT", "0"),
+        ("GETEX", "k", "EX", BIG),
+        ("GETEX", "k", "EX", "9223372036854775"),
+        ("GETEX", "k", "PX", BIG),
+        ("GETEX", "k", "EX", "1.5"),
+        ("TTL", "k"),
+        # an absolute time already past deletes the key, after returning it
+        ("GETEX", "k", "PXAT", "1"),
+        ("EXISTS", "k"),
+        ("SET", "k", "v"),
+        ("GETEX", "k", "EXAT", "1000"),
+        ("GET", "k"),
+        # GETSET
+        ("GETSET", "g", "1"),
+        ("GETSET", "g", "2"),
+        ("GET", "g"),
+        ("SET", "g", "v", "EX", "1000"),
+        ("GETSET", "g", "w"),
+        ("TTL", "g"),
+    ],
+    "append_strlen_getrange_setrange": [
+        ("APPEND", "a", "hello"),
+        ("APPEND", "a", " world"),
+        ("GET", "a"),
+        ("STRLEN", "a"),
+        ("STRLEN", "missing"),
+        ("APPEND", "e", ""),
+        ("EXISTS", "e"),
+        ("STRLEN", "e"),
+        ("APPEND", "a", ""),
+        ("APPEND", "bin", b"\x00\r\n"),
+        ("APPEND", "bin", b"\xff"),
+        ("GET", "bin"),
+        ("SET", "t", "x", "EX", "1000"),
+        ("APPEND", "t", "y"),
+        ("TTL", "t"),
+        ("GETRANGE", "a", "0", "4"),
+        ("GETRANGE", "a", "-5", "-1"),
+        ("GETRANGE", "a", "6", "100"),
+        ("GETRANGE", "a", "100", "200"),
+        ("GETRANGE", "a", "5", "2"),
+        ("GETRANGE", "a", "-1", "-5"),
+        ("GETRANGE", "a", "-100", "2"),
+        ("GETRANGE", "a", "0", "-100"),
+        ("GETRANGE", "a", "-100", "-100"),
+        ("GETRANGE", "a", "0", "0"),
+        ("GETRANGE", "a", "0", "-1"),
+        ("GETRANGE", "a", BIG, BIG),
+        ("GETRANGE", "a", "-9223372036854775808", "9223372036854775807"),
+        ("GETRANGE", "missing", "0", "-1"),
+        ("GETRANGE", "a", "x", "1"),
+        ("GETRANGE", "a", "1", "x"),
+        ("GETRANGE", "missing", "x", "1"),
+        ("GETRANGE", "e", "0", "-1"),
+        ("SUBSTR", "a", "0", "4"),
+        ("SUBSTR", "a", "-3", "-1"),
+        ("SETRANGE", "a", "6", "WORLD"),
+        ("GET", "a"),
+        ("SETRANGE", "a", "14", "!"),
+        ("GET", "a"),
+        ("SETRANGE", "a", "0", ""),
+        ("SETRANGE", "new", "3", "abc"),
+        ("GET", "new"),
+        ("SETRANGE", "none", "5", ""),
+        ("EXISTS", "none"),
+        ("SETRANGE", "a", "-1", "x"),
+        ("SETRANGE", "a", "abc", "x"),
+        ("SETRANGE", "a", "1.5", "x"),
+        ("SETRANGE", "missing", "-1", ""),
+        # the 512 MB limit (proto-max-bulk-len), without allocating it
+        ("SETRANGE", "huge", "536870912", "x"),
+        ("SETRANGE", "huge", "536870911", "xy"),
+        ("SETRANGE", "huge", BIG, "x"),
+        ("EXISTS", "huge"),
+        ("SET", "t", "x", "EX", "1000"),
+        ("SETRANGE", "t", "2", "y"),
+        ("TTL", "t"),
+        ("GET", "t"),
+    ],
+    "append_limit_follows_proto_max_bulk_len": [
+        ("CONFIG", "SET", "proto-max-bulk-len", "1mb"),
+        ("SET", "k", "x" * 600000),
+        ("APPEND", "k", "y" * 448576),
+        ("APPEND", "k", "z" * 100001),
+        ("STRLEN", "k"),
+        ("APPEND", "k", "z"),
+        ("SETRANGE", "k", "1048575", "a"),
+        ("SETRANGE", "k", "1048575", "ab"),
+        ("SETRANGE", "k2", "1048576", "a"),
+        ("STRLEN", "k"),
+        ("CONFIG", "SET", "proto-max-bulk-len", "512mb"),
+    ],
+    "unlink_touch_randomkey_type": [
+        ("RANDOMKEY",),
+        ("TYPE", "missing"),
+        ("SET", "a", "1"),
+        ("RANDOMKEY",),
+        ("TYPE", "a"),
+        ("SET", "b", "2"),
+        ("TOUCH", "a", "b", "c", "a"),
+        ("TOUCH", "missing"),
+        ("UNLINK", "a", "missing", "a"),
+        ("UNLINK", "a"),
+        ("EXISTS", "a", "b"),
+        ("RANDOMKEY",),
+        ("UNLINK", "b"),
+        ("RANDOMKEY",),
+        ("DBSIZE",),
+    ],
+    "object": [
+        ("OBJECT", "ENCODING", "missing"),
+        ("OBJECT", "REFCOUNT", "missing"),
+        ("OBJECT", "FREQ", "missing"),
+        ("OBJECT", "IDLETIME", "missing"),
+        ("OBJECT", "HELP"),
+        ("object", "help"),
+        ("OBJECT", "FOO"),
+        ("OBJECT", "FOO", "k"),
+        ("OBJECT", "ENCODING", "k", "extra"),
+        ("SET", "k", "v"),
+        ("OBJECT", "FREQ", "k"),
+    ] + [step for v in [
+        "0", "1", "9999", "10000", "-1", "123456", "-9223372036854775808", BIG,
+        "9223372036854775808", "12345678901234567890", "01", "-0", "+1", "1.0", " 1", "1 ",
+        "0x10", "", "x", "x" * 44, "x" * 45, "y" * 1000, b"\x00" * 3,
+    ] for step in (("SET", "e", v), ("OBJECT", "ENCODING", "e"), ("OBJECT", "REFCOUNT", "e"))] + [
+        # what made the value matters, as in Redis
+        ("SET", "c", "5"),
+        ("APPEND", "c", "1"),
+        ("OBJECT", "ENCODING", "c"),
+        ("SET", "c", "5"),
+        ("APPEND", "c", ""),
+        ("OBJECT", "ENCODING", "c"),
+        ("DEL", "c"),
+        ("APPEND", "c", "12"),
+        ("OBJECT", "ENCODING", "c"),
+        ("SETRANGE", "c", "0", "3"),
+        ("OBJECT", "ENCODING", "c"),
+        ("SETRANGE", "d", "1", "x"),
+        ("OBJECT", "ENCODING", "d"),
+        ("SET", "c", "5"),
+        ("SETRANGE", "c", "0", ""),
+        ("OBJECT", "ENCODING", "c"),
+        ("INCRBYFLOAT", "f", "1"),
+        ("OBJECT", "ENCODING", "f"),
+        ("OBJECT", "REFCOUNT", "f"),
+        ("INCRBYFLOAT", "f", "1e100"),
+        ("OBJECT", "ENCODING", "f"),
+        ("INCR", "i"),
+        ("OBJECT", "ENCODING", "i"),
+        ("OBJECT", "REFCOUNT", "i"),
+        ("INCRBY", "i", "100000"),
+        ("OBJECT", "ENCODING", "i"),
+        ("OBJECT", "REFCOUNT", "i"),
+        ("SET", "i", "x" * 50),
+        ("GETEX", "i", "EX", "100"),
+        ("OBJECT", "ENCODING", "i"),
+        ("MSET", "m", "7", "n", "abc"),
+        ("OBJECT", "ENCODING", "m"),
+        ("OBJECT", "ENCODING", "n"),
+        ("GETSET", "m", "70000"),
+        ("OBJECT", "ENCODING", "m"),
+        ("OBJECT", "REFCOUNT", "m"),
+        ("SETNX", "o", "12"),
+        ("OBJECT", "ENCODING", "o"),
+        ("SETEX", "o", "100", "abc"),
+        ("OBJECT", "ENCODING", "o"),
+    ],
+    "type_and_scan_errors": [
+        ("SET", "a", "1"),
+        ("SCAN", " 0"),
+        ("SCAN", "0 "),
+        ("SCAN", "abc"),
+        ("SCAN", "1.5"),
+        ("SCAN", "0x10"),
+        ("SCAN", "18446744073709551616"),
+        ("SCAN", "-18446744073709551616"),
+        ("SCAN", "0", "COUNT", "0"),
+        ("SCAN", "0", "COUNT", "-1"),
+        ("SCAN", "0", "COUNT", "abc"),
+        ("SCAN", "0", "COUNT", "1.5"),
+        ("SCAN", "0", "COUNT"),
+        ("SCAN", "0", "MATCH"),
+        ("SCAN", "0", "TYPE"),
+        ("SCAN", "0", "FOO", "bar"),
+        ("SCAN", "0", "MATCH", "*", "FOO"),
+        ("SCAN", "0", "COUNT", "abc", "FOO"),
+        ("SCAN", "0", "FOO", "bar", "COUNT", "abc"),
+        # one key: every walk returns it, whatever the cursor's spelling
+        ("SCAN", "0"),
+        ("SCAN", ""),
+        ("SCAN", "+0"),
+        ("SCAN", "-0"),
+        ("SCAN", b"0\x00junk"),
+        ("SCAN", "0", "MATCH", "a"),
+        ("SCAN", "0", "MATCH", "b*"),
+        ("SCAN", "0", "match", "[a-c]", "count", "100"),
+        ("SCAN", "0", "TYPE", "string"),
+        ("SCAN", "0", "TYPE", "STRING"),
+        ("SCAN", "0", "TYPE", "list"),
+        ("SCAN", "0", "TYPE", "nosuchtype"),
+        ("SCAN", "0", "TYPE", b"string\x00x"),
+        ("SCAN", "0", b"count\x00x", "5"),
+        ("SCAN", "0", "COUNT", "10", "COUNT", "20", "MATCH", "x", "MATCH", "a"),
+        ("KEYS", "a"),
+        ("KEYS", "b"),
+        ("KEYS", "[a]"),
+        ("KEYS", "*"),
+        ("TYPE", "a"),
+        ("TYPE", "missing"),
+        ("DEL", "a"),
+        ("SCAN", "0"),
+        ("KEYS", "*"),
+    ],
+    "memory_usage_errors": [
+        ("MEMORY", "USAGE", "missing"),
+        ("MEMORY", "USAGE", "missing", "SAMPLES", "5"),
+        ("MEMORY", "USAGE", "missing", "SAMPLES"),
+        ("MEMORY", "USAGE", "missing", "SAMPLES", "-1"),
+        ("MEMORY", "USAGE", "missing", "SAMPLES", "abc"),
+        ("MEMORY", "USAGE", "missing", "FOO", "1"),
+        ("MEMORY", "USAGE", "missing", "samples", "0", "SAMPLES"),
+        ("MEMORY", "HELP"),
+        ("MEMORY", "FOO"),
+        ("MEMORY", "PURGE"),
+    ],
+    "slowlog_and_latency_errors": [
+        ("SLOWLOG", "GET", "abc"),
+        ("SLOWLOG", "GET", "-2"),
+        ("SLOWLOG", "GET", "1.5"),
+        ("SLOWLOG", "GET", "1", "2"),
+        ("slowlog", "get", "1", "2"),
+        ("SLOWLOG", "HELP"),
+        ("SLOWLOG", "FOO"),
+        ("LATENCY", "LATEST"),
+        ("LATENCY", "HISTORY", "command"),
+        ("LATENCY", "HISTORY", "nosuchevent"),
+        ("LATENCY", "RESET", "nosuchevent"),
+        ("LATENCY", "GRAPH", "command"),
+        ("LATENCY", "GRAPH", b"no\x00such"),
+        ("LATENCY", "HISTOGRAM", "nosuchcommand"),
+        ("LATENCY", "HELP"),
+        ("LATENCY", "FOO"),
+        ("CONFIG", "GET", "slowlog-log-slower-than"),
+        ("CONFIG", "GET", "slowlog-max-len"),
+        ("CONFIG", "GET", "latency-monitor-threshold"),
+        ("CONFIG", "GET", "latency-tracking"),
+        ("CONFIG", "GET", "latency-tracking-info-percentiles"),
+        ("CONFIG", "SET", "slowlog-log-slower-than", "-2"),
+        ("CONFIG", "SET", "slowlog-log-slower-than", "abc"),
+        ("CONFIG", "SET", "slowlog-max-len", "-1"),
+        ("CONFIG", "SET", "latency-monitor-threshold", "-1"),
+        ("CONFIG", "SET", "latency-tracking", "maybe"),
+        ("CONFIG", "SET", "latency-tracking-info-percentiles", "abc"),
+        ("CONFIG", "SET", "latency-tracking-info-percentiles", "101"),
+        ("CONFIG", "SET", "latency-tracking-info-percentiles", "50 -1"),
+        ("CONFIG", "SET", "latency-tracking-info-percentiles", "50.0 99.90 0.5 100"),
+        ("CONFIG", "GET", "latency-tracking-info-percentiles"),
+        ("CONFIG", "SET", "latency-tracking-info-percentiles", ""),
+        ("CONFIG", "GET", "latency-tracking-info-percentiles"),
+        ("CONFIG", "SET", "latency-tracking-info-percentiles", "50 99 99.9"),
+        ("CONFIG", "SET", "slowlog-max-len", "64", "latency-monitor-threshold", "0"),
+        ("CONFIG", "GET", "slowlog-max-len"),
+        ("CONFIG", "SET", "slowlog-max-len", "128"),
+    ],
+    "wait": [
+        ("WAIT", "0", "0"),
+        ("WAIT", "5", "100"),  # Redis waits the 100 ms; latch does not
+        ("WAIT", "-1", "0"),
+        ("WAIT", "0", BIG),
+        ("WAIT", "a", "0"),
+        ("WAIT", "1.5", "0"),
+        ("WAIT", "0", "a"),
+        ("WAIT", "0", "1.5"),
+        ("WAIT", "0", "-1"),
+        ("WAIT", "a", "-1"),
+        ("SET", "k", "v"),
+        ("WAIT", "0", "0"),
+        ("MULTI",),
+        ("WAIT", "1", "0"),
+        ("EXEC",),
+    ],
+    "client_kill_filters": [
+        ("CLIENT", "KILL", "ID", "abc"),
+        ("CLIENT", "KILL", "ID", "abc", "SKIPME"),
+        ("CLIENT", "KILL", "ID", "5", "SKIPME"),
+        ("CLIENT", "KILL", "ID", "-5"),
+        ("CLIENT", "KILL", "ID", "0"),
+        ("CLIENT", "KILL", "ID", "99999999999999999999"),
+        ("CLIENT", "KILL", "ID", "999999"),
+        ("CLIENT", "KILL", "USER", "nobody"),
+        ("CLIENT", "KILL", "USER", b"default\x00"),
+        ("CLIENT", "KILL", "USER", "default", "ID", "999999"),
+        ("CLIENT", "KILL", "USER", "default", "SKIPME", "yes", "ID", "999999"),
+        ("CLIENT", "KILL", "TYPE", "normal", "ID", "999999"),
+        ("CLIENT", "KILL", "TYPE", "master"),
+        ("CLIENT", "KILL", "TYPE", "replica"),
+        ("CLIENT", "KILL", "TYPE", "slave"),
+        ("CLIENT", "KILL", "TYPE", "pubsub"),
+        ("CLIENT", "KILL", "TYPE", "PubSub", "SKIPME", "no"),
+        ("CLIENT", "KILL", "TYPE", "wrong_type"),
+        ("CLIENT", "KILL", "TYPE", b"wrong\x00type"),
+        ("CLIENT", "KILL", "TYPE", b"normal\x00x", "ID", "999999"),
+        ("CLIENT", "KILL", b"type\x00", "normal", "ID", "999999"),
+        ("CLIENT", "KILL", "TYPE", "wrong_type", "ID", "abc"),
+        ("CLIENT", "KILL", "ID", "abc", "TYPE", "wrong_type"),
+        ("CLIENT", "KILL", "ADDR", "1.2.3.4:5"),
+        ("CLIENT", "KILL", "LADDR", "1.2.3.4:5", "SKIPME", "no"),
+        ("CLIENT", "KILL", "SKIPME", "no", "ID", "999999"),
+        ("CLIENT", "KILL", "SKIPME", "maybe"),
+        ("CLIENT", "KILL", "SKIPME", b"no\x00x", "ID", "999999"),
+        ("CLIENT", "KILL", "1.2.3.4:5"),
+        ("CLIENT", "KILL", "a", "b", "c"),
+        ("CLIENT", "KILL", "ID", "1", "FOO"),
+        ("CLIENT", "KILL", "FOO", "bar", "ID", "abc"),
+        ("CLIENT", "LIST", "TYPE", "wrong_type"),
+        ("CLIENT", "LIST", "TYPE", b"wrong\x00type"),
+        ("CLIENT", "LIST", "TYPE", "master"),
+        ("CLIENT", "REPLY", "foo"),
+        ("CLIENT", "REPLY", b"on\x00x"),
+        ("CLIENT", "REPLY", "On"),
+        ("CLIENT", "NO-EVICT", b"on\x00x"),
+    ],
+    # Bugs a random differential run found (issue 15).
+    "exec_with_arguments_aborts_the_transaction": [
+        ("MULTI",),
+        ("SET", "k", "1"),
+        ("EXEC", "x"),
+        ("GET", "k"),
+        ("EXEC",),
+        ("MULTI",),
+        ("SET", "k", "1"),
+        ("exec", "a", "b"),
+        ("DISCARD",),
+        ("MULTI",),
+        ("EXEC", "x"),
+        ("PING",),
+    ],
+    "writing_the_empty_key_touches_only_it": [
+        ("SET", "k1", "v"),
+        ("WATCH", "k1"),
+        ("SET", "", "x"),
+        ("MULTI",),
+        ("PING",),
+        ("EXEC",),
+        ("WATCH", "k1"),
+        ("DEL", ""),
+        ("INCR", ""),
+        ("APPEND", "", "y"),
+        ("MULTI",),
+        ("PING",),
+        ("EXEC",),
+        ("WATCH", ""),
+        ("SET", "", "z"),
+        ("MULTI",),
+        ("PING",),
+        ("EXEC",),
+    ],
+    "past_pxat_on_a_missing_key_is_a_write": [
+        ("WATCH", "k1"),
+        ("SET", "k1", "v", "PXAT", "1"),
+        ("MULTI",),
+        ("PING",),
+        ("EXEC",),
+        ("WATCH", "k2"),
+        ("SET", "k2", "v", "EXAT", "1", "NX"),
+        ("MULTI",),
+        ("PING",),
+        ("EXEC",),
+        ("WATCH", "k3"),
+        ("GETEX", "k3", "PXAT", "1"),
+        ("MULTI",),
+        ("PING",),
+        ("EXEC",),
+    ],
+    "option_words_are_c_strings": [
+        ("SET", "k", "v", b"NX\x00"),
+        ("SET", "k", "v2", b"xx\x00junk"),
+        ("GET", "k"),
+        ("SET", "k", "v", b"EX\x00", "100"),
+        ("TTL", "k"),
+        ("SET", "k", "v", b"PX\x00abc", "100000"),
+        ("TTL", "k"),
+        ("SET", "k", "v", b"KEEPTTL\x00"),
+        ("TTL", "k"),
+        ("SET", "k", "v", b"GET\x00"),
+        ("SET", "k", "v", b"N\x00X"),
+        ("EXPIRE", "k", "100", b"nx\x00"),
+        ("EXPIRE", "k", "100", b"xx\x00abc"),
+        ("EXPIRE", "k", "200", b"GT\x00"),
+        ("TTL", "k"),
+        ("EXPIRE", "k", "100", b"L\x00T"),
+        ("GETEX", "k", b"PERSIST\x00"),
+        ("TTL", "k"),
+        ("GETEX", "k", b"EX\x00x", "10"),
+        ("TTL", "k"),
+        ("FLUSHALL", b"ASYNC\x00"),
+        ("SCAN", "0", b"MATCH\x00", "k*"),
+        ("CLIENT", "KILL", b"SKIPME\x00", b"YES\x00", "ID", "999999"),
+        ("SCRIPT", "FLUSH", b"ASYNC\x00x"),
+    ],
+    # latch's defaults are Redis's: no cap on lease length, no quarantine on a
+    # data directory never used (the fixture runs latch with its defaults).
+    "defaults_are_redis_defaults": [
+        ("SET", "session", "x", "EX", "3600"),
+        ("TTL", "session"),
+        ("SET", "forever", "x", "EX", "315360000"),
+        ("TTL", "forever"),
+        ("EXPIRE", "session", "86400"),
+        ("TTL", "session"),
+        ("SET", "lock", "t", "NX", "PX", "30000"),
+        ("INCR", "counter"),
+        ("GETEX", "session", "PERSIST"),
+        ("TTL", "session"),
+    ],
+})
 
 
 @pytest.mark.parametrize("proto", PROTOS)
@@ -1258,3 +1891,526 @@ def test_lock_recipe_in_resp3(latch):
     assert latch.raw("DELIFEQ", "lock:orders", "tokB") == b":0\r\n"
     assert latch.raw("DELEX", "lock:orders", "IFEQ", "tokA") == b":1\r\n"
     assert latch.raw("SET", "lock:orders", "tokB", "NX", "PX", "30000") == b"+OK\r\n"
+
+
+# ---------------------------------------------------------------- issue 15: beyond byte-for-byte scripts
+#
+# Where the two servers legitimately differ in order (KEYS and SCAN walk
+# hash tables with different hash functions; SCAN's cursors are positions in
+# those tables), the sets of keys are compared, not their order; where they
+# differ in values that depend on the machine (timings, memory, ids), the
+# shapes are.
+
+
+def scan_all(conn, *options, max_calls=100000):
+    """Every key a complete SCAN returns, and how many calls it took."""
+    keys, cursor, calls = [], b"0", 0
+    while True:
+        reply = conn.cmd("SCAN", cursor, *options)
+        assert isinstance(reply, list) and len(reply) == 2, reply
+        cursor, batch = reply
+        keys.extend(batch)
+        calls += 1
+        if cursor == b"0" or calls >= max_calls:
+            return keys, calls
+
+
+def populate(pair, n, prefix="key:"):
+    """n keys of three kinds on both servers, pipelined."""
+    data = b"".join(
+        encode("SET", "%s%d" % (prefix if i % 3 else "lock:", i), "v%d" % i)
+        for i in range(n))
+    pair.send_raw(data, n)
+
+
+@pytest.mark.parametrize("proto", PROTOS)
+def test_keys_returns_the_same_set(pair, proto):
+    switch_proto(pair, proto)
+    populate(pair, 300)
+    check_script(pair, [("SET", b"bin\x00\r\n", "v"), ("SET", "a*b", "v"), ("SET", "a?b", "v")])
+    for pattern in ("*", "lock:*", "key:1*", "*[13]", "key:?", "a\\*b", "a?b", "nomatch*",
+                    b"bin\x00*", "*\r\n", "[a-z]*"):
+        got, want = pair.both("KEYS", pattern)
+        got_keys, want_keys = lt.parse_reply(got)[0], lt.parse_reply(want)[0]
+        assert sorted(got_keys) == sorted(want_keys), pattern
+        assert len(got_keys) == len(set(got_keys)), pattern
+
+
+@pytest.mark.parametrize("proto", PROTOS)
+@pytest.mark.parametrize("options", [
+    (), ("COUNT", "1"), ("COUNT", "7"), ("COUNT", "1000"), ("MATCH", "lock:*"),
+    ("MATCH", "key:1?"), ("MATCH", "lock:*", "COUNT", "3"), ("TYPE", "string"),
+    ("TYPE", "STRING", "COUNT", "50"), ("TYPE", "hash"), ("TYPE", "none"),
+    ("MATCH", "*5", "TYPE", "string", "COUNT", "20"), ("MATCH", "nothing*"),
+], ids=lambda o: "-".join(o) or "plain")
+def test_scan_returns_the_same_set(pair, proto, options):
+    """A complete SCAN returns the same keys on both (in another order: the
+    tables differ), each once when nothing changes during the walk, and
+    COUNT bounds each call's work as Redis's does."""
+    switch_proto(pair, proto)
+    populate(pair, 500)
+    got, got_calls = scan_all(pair.latch, *options)
+    want, want_calls = scan_all(pair.redis, *options)
+    assert sorted(got) == sorted(want)
+    assert len(got) == len(set(got)), "a key was returned twice on a stable table"
+    count = int(options[options.index("COUNT") + 1]) if "COUNT" in options else 10
+    if not options or options == ("COUNT", count):
+        # Without filters each call returns about COUNT keys, as Redis's.
+        assert got_calls >= 500 // (count * 10 + 1)
+
+
+def test_scan_over_a_keyspace_that_rehashes_while_scanned(pair):
+    """SCAN's guarantee: a key present for the whole walk is returned at
+    least once, while keys are added (the table doubles several times) and
+    then removed (it halves again) between the calls. Checked on both."""
+    stable = ["stable:%d" % i for i in range(200)]
+    pair.send_raw(b"".join(encode("SET", k, "v") for k in stable), len(stable))
+    for conn in (pair.latch, pair.redis):
+        seen, cursor, calls, added = set(), b"0", 0, 0
+        while True:
+            cursor, batch = conn.cmd("SCAN", cursor, "COUNT", "5")
+            seen.update(batch)
+            calls += 1
+            # Grow to 20,000 keys, then shrink back, while the walk goes on.
+            if added < 20000:
+                conn.send(b"".join(encode("SET", "churn:%d" % (added + j), "v")
+                                   for j in range(400)))
+                conn.read_n_raw(400)
+                added += 400
+            elif conn.cmd("DBSIZE") > 300:
+                victims = ["churn:%d" % j for j in range(added - 400, added)]
+                conn.cmd("DEL", *victims)
+                added -= 400
+            if cursor == b"0":
+                break
+            assert calls < 100000
+        missing = [k for k in stable if k.encode() not in seen]
+        assert not missing, "%s: %d stable keys never returned" % (conn.port, len(missing))
+        assert calls > 50  # the walk really spanned the resizes
+
+
+def test_scan_and_keys_skip_expired_keys(pair):
+    check_script(pair, [("SET", "live", "v"), ("SET", "gone", "v", "PX", "1")])
+    time.sleep(0.05)
+    for conn in (pair.latch, pair.redis):
+        assert conn.cmd("KEYS", "*") == [b"live"]
+        assert scan_all(conn)[0] == [b"live"]
+        assert scan_all(conn, "TYPE", "string")[0] == [b"live"]
+
+
+@pytest.mark.parametrize("proto", PROTOS)
+def test_client_reply_off_on_skip(pair, proto):
+    """CLIENT REPLY: the replies suppressed are exactly Redis's, pipelined."""
+    switch_proto(pair, proto)
+    sequences = [
+        [("CLIENT", "REPLY", "OFF"), ("SET", "a", "1"), ("GET", "a"), ("FOO",),
+         ("GET",), ("CLIENT", "REPLY", "SKIP"), ("CLIENT", "REPLY", "ON"), ("GET", "a")],
+        [("CLIENT", "REPLY", "SKIP"), ("GET", "a"), ("GET", "a")],
+        [("CLIENT", "REPLY", "SKIP"), ("CLIENT", "REPLY", "SKIP"), ("GET", "a"), ("PING",)],
+        [("CLIENT", "REPLY", "SKIP"), ("CLIENT", "REPLY", "ON"), ("PING",)],
+        [("CLIENT", "REPLY", "SKIP"), ("CLIENT", "REPLY", "OFF"), ("PING",),
+         ("CLIENT", "REPLY", "ON")],
+        [("CLIENT", "REPLY", "OFF"), ("CLIENT", "REPLY", "SKIP"), ("CLIENT", "REPLY", "ON"),
+         ("PING",)],
+        [("CLIENT", "REPLY", "SKIP"), ("CLIENT", "REPLY"), ("PING",)],
+        [("CLIENT", "REPLY", "SKIP"), ("CLIENT", "REPLY", "foo"), ("PING",)],
+        [("CLIENT", "REPLY", "OFF"), ("MULTI",), ("SET", "x", "1"), ("INCR", "x"),
+         ("EXEC",), ("CLIENT", "REPLY", "ON"), ("GET", "x")],
+        [("CLIENT", "REPLY", "SKIP"), ("MULTI",), ("SET", "y", "1"), ("EXEC",), ("GET", "y")],
+        [("CLIENT", "REPLY", "OFF"), ("SUBSCRIBE",), ("CLIENT", "REPLY", "ON")],
+    ]
+    for steps in sequences:
+        # Each sequence ends with an ECHO whose reply marks the end.
+        data = b"".join(encode(*s) for s in steps) + encode("ECHO", "end")
+        got, want = [], []
+        for conn, out in ((pair.latch, got), (pair.redis, want)):
+            conn.send(data)
+            while True:
+                raw = conn.read_raw()
+                out.append(raw)
+                if raw == b"$3\r\nend\r\n":
+                    break
+        assert got == want, steps
+
+
+@pytest.mark.parametrize("proto", PROTOS)
+def test_slowlog_entries(pair, proto):
+    """With slowlog-log-slower-than 0 every command is logged: the entries
+    (arguments, truncation, redaction, client name, order, GET's count) are
+    Redis's; ids, times and durations are the server's own."""
+    switch_proto(pair, proto)
+    steps = [
+        ("CONFIG", "SET", "slowlog-log-slower-than", "0"),
+        ("SLOWLOG", "RESET"),
+        ("CLIENT", "SETNAME", "slow-client"),
+        ("SET", "k", "x" * 200),
+        ("DEL",) + tuple("k%d" % i for i in range(40)),
+        ("AUTH", "secret"),
+        ("AUTH", "someone", "secret"),
+        ("HELLO", str(proto), "AUTH", "default", "secret"),
+        ("CONFIG", "SET", "requirepass", ""),
+        ("MULTI",),
+        ("SET", "t", "1"),
+        ("INCR", "t"),
+        ("EXEC",),
+        ("GET", b"bin\x00\r\n"),
+        ("CLIENT", "SETNAME", ""),
+        ("PING",),
+    ]
+    for step in steps:
+        pair.both(*step)
+    entries = []
+    for conn in (pair.latch, pair.redis):
+        log = conn.cmd("SLOWLOG", "GET", "-1")
+        length = conn.cmd("SLOWLOG", "LEN")
+        assert conn.cmd("CONFIG", "SET", "slowlog-log-slower-than", "10000") == b"OK"
+        ids = [e[0] for e in log]
+        assert ids == sorted(ids, reverse=True) and len(set(ids)) == len(ids)
+        for e in log:
+            assert isinstance(e[1], int) and e[1] > 1700000000 and e[2] >= 0
+            assert e[4].startswith(b"127.0.0.1:")
+        entries.append(([(e[3], e[5]) for e in log], length))
+        assert len(conn.cmd("SLOWLOG", "GET")) == min(10, length)
+        assert len(conn.cmd("SLOWLOG", "GET", "3")) == 3
+        assert conn.cmd("SLOWLOG", "GET", "0") == []
+    assert entries[0] == entries[1]
+    check_script(pair, [("SLOWLOG", "RESET"), ("SLOWLOG", "LEN"), ("SLOWLOG", "GET")])
+
+
+def test_slowlog_max_len_and_threshold(pair):
+    check_script(pair, [
+        ("CONFIG", "SET", "slowlog-log-slower-than", "0"),
+        ("CONFIG", "SET", "slowlog-max-len", "3"),
+        ("SLOWLOG", "RESET"),
+        ("PING",), ("PING",), ("PING",), ("PING",), ("PING",),
+        ("SLOWLOG", "LEN"),
+        ("CONFIG", "SET", "slowlog-max-len", "1"),
+        ("SLOWLOG", "LEN"),  # trimmed only when the next command is logged
+        ("SLOWLOG", "LEN"),
+        ("CONFIG", "SET", "slowlog-log-slower-than", "-1"),
+        ("SLOWLOG", "RESET"),
+        ("PING",),
+        ("SLOWLOG", "LEN"),
+        ("CONFIG", "SET", "slowlog-log-slower-than", "100000000"),
+        ("PING",),
+        ("SLOWLOG", "LEN"),
+        ("CONFIG", "SET", "slowlog-log-slower-than", "10000", "slowlog-max-len", "128"),
+    ])
+
+
+@pytest.mark.parametrize("proto", PROTOS)
+def test_latency_histogram_and_latencystats(pair, proto):
+    """LATENCY HISTOGRAM and INFO latencystats have Redis's shapes: the calls
+    counted alike, cumulative counts at power-of-two microseconds (1, 2, 4, 8,
+    16, 33, 66…), percentiles with three decimals."""
+    switch_proto(pair, proto)
+    check_script(pair, [("CONFIG", "RESETSTAT",)] + [("SET", "k%d" % i, "v") for i in range(25)]
+                 + [("CONFIG", "GET", "hz"), ("CLIENT", "GETNAME")])
+    valid_buckets = {1, 2, 4, 8, 16, 33, 66, 132, 264, 528, 1056, 2113, 4227, 8454, 16908,
+                     33816, 67633, 135266, 270532, 541064}
+    for args in (("LATENCY", "HISTOGRAM", "set"), ("LATENCY", "HISTOGRAM", "config"),
+                 ("LATENCY", "HISTOGRAM", "set", "nosuch", "client|getname")):
+        got, want = (lt.pairs_to_dict(c.cmd(*args)) for c in (pair.latch, pair.redis))
+        assert sorted(got) == sorted(want), args
+        for name in got:
+            g, w = lt.pairs_to_dict(got[name]), lt.pairs_to_dict(want[name])
+            assert list(g) == list(w) == [b"calls", b"histogram_usec"]
+            assert g[b"calls"] == w[b"calls"], name
+            buckets = lt.pairs_to_dict(g[b"histogram_usec"])
+            assert buckets and set(buckets) <= valid_buckets, buckets
+            counts = [buckets[b] for b in sorted(buckets)]
+            assert counts == sorted(counts) and counts[-1] == g[b"calls"]
+    for conn in (pair.latch, pair.redis):
+        text = conn.cmd("INFO", "latencystats").decode()
+        line = [l for l in text.split("\r\n") if l.startswith("latency_percentiles_usec_set:")]
+        assert len(line) == 1, text
+        assert re.fullmatch(r"latency_percentiles_usec_set:p50=\d+\.\d{3},p99=\d+\.\d{3},"
+                            r"p99\.9=\d+\.\d{3}", line[0]), line
+
+
+@pytest.mark.parametrize("proto", PROTOS)
+def test_info_commandstats_and_errorstats(pair, proto):
+    """After the same commands, the counters of INFO commandstats (calls,
+    rejected and failed calls) and errorstats are Redis's."""
+    switch_proto(pair, proto)
+    steps = [
+        ("CONFIG", "RESETSTAT"),
+        ("SET", "k", "v"), ("SET", "k", "v", "NX", "XX"), ("GET", "k"), ("GET",),
+        ("INCR", "k"), ("FOO",), ("OBJECT", "ENCODING"), ("OBJECT",), ("OBJECT", "FOO"),
+        ("MULTI",), ("SET", "a"), ("EXEC",), ("SELECT", "x"), ("HELLO", "9"),
+        ("CLIENT", "KILL", "TYPE", "wrong_type"), ("EXPIRE", "k", "10", "BAD"),
+        ("OBJECT", "FREQ", "k"), ("LATENCY", "GRAPH", "none"),
+    ]
+    for step in steps:
+        pair.both(*step)
+    stats = []
+    for conn in (pair.latch, pair.redis):
+        fields = lt.info_fields(conn.cmd("INFO", "commandstats", "errorstats", "stats"))
+        cmd = {}
+        for k, v in fields.items():
+            if k.startswith("cmdstat_") and k != "cmdstat_info":
+                kv = dict(x.split("=") for x in v.split(","))
+                assert re.fullmatch(r"\d+\.\d\d", kv["usec_per_call"])
+                cmd[k] = (kv["calls"], kv["rejected_calls"], kv["failed_calls"])
+        errors = {k: v for k, v in fields.items() if k.startswith("errorstat_")}
+        stats.append((cmd, errors, fields["total_error_replies"]))
+    assert stats[0] == stats[1]
+
+
+def test_info_sections_and_replication_fields(pair):
+    """INFO everything has Redis's sections (latch adds its own "Latch");
+    the replication section is a master's without replicas, field by field."""
+    headers = []
+    for conn in (pair.latch, pair.redis):
+        text = conn.cmd("INFO", "everything").decode()
+        headers.append([l for l in text.split("\r\n") if l.startswith("# ")])
+    assert [h for h in headers[0] if h != "# Latch"] == headers[1]
+    assert "# Latch" in headers[0]
+    for section in ("default", "all"):
+        a, b = (set(l for l in c.cmd("INFO", section).decode().split("\r\n") if l.startswith("#"))
+                for c in (pair.latch, pair.redis))
+        assert a - {"# Latch"} == b, section
+    repl = [lt.info_fields(c.cmd("INFO", "replication")) for c in (pair.latch, pair.redis)]
+    assert list(repl[0]) == list(repl[1])
+    for k in repl[1]:
+        if k != "master_replid":
+            assert repl[0][k] == repl[1][k], k
+    assert re.fullmatch(r"[0-9a-f]{40}", repl[0]["master_replid"])
+    stats = [lt.info_fields(c.cmd("INFO", "stats")) for c in (pair.latch, pair.redis)]
+    for k in ("total_error_replies", "unexpected_error_replies", "total_reads_processed",
+              "total_writes_processed", "instantaneous_input_kbps", "instantaneous_output_kbps",
+              "pubsub_channels", "pubsub_patterns", "evicted_keys", "keyspace_hits"):
+        assert k in stats[0] and k in stats[1], k
+    cluster = [lt.info_fields(c.cmd("INFO", "cluster")) for c in (pair.latch, pair.redis)]
+    assert cluster[0] == cluster[1] == {"cluster_enabled": "0"}
+
+
+def test_client_list_has_redis_fields(pair):
+    """CLIENT LIST's fields, in Redis 7.0's order (latch adds Redis 7.2's
+    lib-name and lib-ver at the end), and the flags and counts that follow a
+    client's state."""
+    lines = [c.cmd("CLIENT", "INFO").decode().strip() for c in (pair.latch, pair.redis)]
+    names = [[kv.split("=", 1)[0] for kv in line.split(" ")] for line in lines]
+    assert names[0][:len(names[1])] == names[1]
+    assert names[0][len(names[1]):] == ["lib-name", "lib-ver"]
+
+    def fields_of(conn, client_id):
+        line = conn.cmd("CLIENT", "LIST", "ID", str(client_id)).decode().strip()
+        return dict(kv.split("=", 1) for kv in line.split(" "))
+
+    for conn in (pair.latch, pair.redis):
+        me = dict(kv.split("=", 1) for kv in conn.cmd("CLIENT", "INFO").decode().split())
+        assert me["flags"] == "N" and me["multi"] == "-1" and me["cmd"] == "client|info"
+        assert int(me["argv-mem"]) > 0 and int(me["rbs"]) >= 0 and int(me["rbp"]) >= 0
+        other = lt.Conn(conn.port)
+        try:
+            other_id = other.cmd("CLIENT", "ID")
+            assert other.cmd("WATCH", "w") == b"OK"
+            assert conn.cmd("SET", "w", "changed") == b"OK"
+            assert other.cmd("MULTI") == b"OK"
+            assert other.cmd("SET", "a", "1") == b"QUEUED"
+            assert other.cmd("SET", "b", "2") == b"QUEUED"
+            f = fields_of(conn, other_id)
+            assert f["flags"] == "xd", (conn.port, f["flags"])  # in MULTI, watched key changed
+            # A doomed transaction keeps nothing queued.
+            assert f["multi"] == "0" and f["multi-mem"] == "0"
+            assert f["argv-mem"] == "0"  # not executing a command
+            assert other.cmd("DISCARD") == b"OK"
+            assert other.cmd("MULTI") == b"OK"
+            assert other.cmd("SET", "a", "1") == b"QUEUED"
+            assert other.cmd("SET", "b", "2") == b"QUEUED"
+            f = fields_of(conn, other_id)
+            assert f["flags"] == "x" and f["multi"] == "2" and int(f["multi-mem"]) > 0
+            assert other.cmd("DISCARD") == b"OK"
+            assert conn.cmd("CLIENT", "NO-EVICT", "on") == b"OK"
+            assert "e" in fields_of(conn, me["id"])["flags"]
+            assert conn.cmd("CLIENT", "NO-EVICT", "off") == b"OK"
+        finally:
+            other.close()
+
+
+def test_client_kill_filters_kill_what_redis_kills(pair):
+    """CLIENT KILL with each filter closes the connection it names, on both,
+    and leaves the caller alone unless SKIPME no (or the old form) says so."""
+    for kind in ("ID", "ADDR", "LADDR+ID", "USER+ID", "TYPE+ID"):
+        replies = []
+        for conn in (pair.latch, pair.redis):
+            victim = lt.Conn(conn.port)
+            try:
+                info = dict(kv.split("=", 1) for kv in
+                            victim.cmd("CLIENT", "INFO").decode().split())
+                args = {"ID": ["ID", info["id"]], "ADDR": ["ADDR", info["addr"]],
+                        "LADDR+ID": ["LADDR", info["laddr"], "ID", info["id"]],
+                        "USER+ID": ["USER", "default", "ID", info["id"]],
+                        "TYPE+ID": ["TYPE", "normal", "ID", info["id"]]}[kind]
+                killed = conn.cmd("CLIENT", "KILL", *args)
+                closed = victim.read_until_close(timeout=2)
+                replies.append((killed, closed, conn.cmd("PING")))
+            finally:
+                victim.close()
+        assert replies[0] == replies[1] == (1, b"", b"PONG"), (kind, replies)
+    for conn in (pair.latch, pair.redis):
+        # The old form may kill the caller: after its +OK.
+        me = lt.Conn(conn.port)
+        addr = dict(kv.split("=", 1) for kv in me.cmd("CLIENT", "INFO").decode().split())["addr"]
+        me.send(encode("CLIENT", "KILL", addr))
+        assert me.read_until_close(timeout=2) == b"+OK\r\n"
+        me.close()
+        # SKIPME no (new form): the count, then the close.
+        me = lt.Conn(conn.port)
+        my_id = me.cmd("CLIENT", "ID")
+        me.send(encode("CLIENT", "KILL", "ID", str(my_id), "SKIPME", "no"))
+        assert me.read_until_close(timeout=2) == b":1\r\n"
+        me.close()
+
+
+def test_client_kill_maxage(latch):
+    """MAXAGE (Redis 7.4; 7.0 answers a syntax error): only clients connected
+    at least that many seconds."""
+    young = lt.Conn(latch.port)
+    try:
+        assert young.cmd("PING") == b"PONG"
+        assert latch.cmd("CLIENT", "KILL", "MAXAGE", "3600", "SKIPME", "yes") == 0
+        assert young.cmd("PING") == b"PONG"
+        time.sleep(1.1)
+        assert latch.cmd("CLIENT", "KILL", "MAXAGE", "1", "SKIPME", "yes") >= 1
+        assert young.read_until_close(timeout=2) == b""
+        assert latch.raw("CLIENT", "KILL", "MAXAGE", "abc") == \
+            b"-ERR value is not an integer or out of range\r\n"
+    finally:
+        young.close()
+
+
+def _docs_as_dict(d):
+    """A RESP3 COMMAND DOCS entry as nested dicts, without the fields latch
+    leaves out (Redis's history and deprecation notes)."""
+    skip = {b"history", b"doc_flags", b"deprecated_since", b"replaced_by"}
+    if isinstance(d, lt.OrderedMap):
+        return {k: _docs_as_dict(v) for k, v in d.pairs if k not in skip}
+    if isinstance(d, list):
+        return [_docs_as_dict(x) for x in d]
+    return d
+
+
+def test_new_commands_docs_and_info_match_redis(pair):
+    """COMMAND INFO (arity, flags, key positions, ACL categories) and COMMAND
+    DOCS (summary, since, group, complexity, arguments) of this issue's
+    commands are Redis 7.0's."""
+    switch_proto(pair, 3)
+    names = ["incr", "decr", "incrby", "decrby", "incrbyfloat", "mget", "mset", "msetnx",
+             "getdel", "getex", "getset", "append", "strlen", "getrange", "substr", "setrange",
+             "unlink", "touch", "randomkey", "keys", "scan", "type", "object", "memory",
+             "slowlog", "latency", "wait", "exec"]
+    for name in names:
+        got, want = (c.cmd("COMMAND", "INFO", name)[0] for c in (pair.latch, pair.redis))
+        assert got[1] == want[1], (name, "arity")
+        assert sorted(got[2]) == sorted(want[2]), (name, "flags")
+        assert got[3:6] == want[3:6], (name, "keys")
+        assert sorted(got[6]) == sorted(want[6]), (name, "acl")
+        for g, w in zip(sorted(got[9]), sorted(want[9])):
+            assert g[0] == w[0] and g[1] == w[1], (g[0], w[0], "arity")
+            assert sorted(g[2]) == sorted(w[2]), (g[0], "flags")
+            assert sorted(g[6]) == sorted(w[6]), (g[0], "acl")
+        assert len(got[9]) == len(want[9]), name
+        got_docs, want_docs = (_docs_as_dict(c.cmd("COMMAND", "DOCS", name)) for c in
+                               (pair.latch, pair.redis))
+        assert got_docs == want_docs, name
+    subs = [_docs_as_dict(c.cmd("COMMAND", "DOCS", "client"))[b"client"][b"subcommands"]
+            for c in (pair.latch, pair.redis)]
+    assert subs[0][b"client|reply"] == subs[1][b"client|reply"]
+
+
+# ---------------------------------------------------------------- where latch differs on purpose (issue 15)
+
+
+def test_hello_option_words_are_c_strings(pair):
+    got, want = pair.both("HELLO", "2", b"setname\x00junk", "named")
+    assert_hello_equivalent(got, want, 2)
+    check_script(pair, [("CLIENT", "GETNAME"), ("HELLO", "2", b"AUTH\x00", "default")])
+
+
+def test_wait_does_not_wait_for_replicas_that_do_not_exist(pair):
+    """Redis 7.0 makes WAIT 1 <timeout> wait the whole timeout (forever for
+    0) since no replica will ever acknowledge; latch answers the same 0 at
+    once."""
+    start = time.monotonic()
+    assert pair.latch.raw("WAIT", "1", "0") == b":0\r\n"
+    assert pair.latch.raw("WAIT", "3", "5000") == b":0\r\n"
+    assert time.monotonic() - start < 1.0
+    start = time.monotonic()
+    assert pair.redis.raw("WAIT", "1", "300") == b":0\r\n"
+    assert time.monotonic() - start >= 0.29
+
+
+def test_object_idletime_counts_per_key(pair):
+    """OBJECT IDLETIME: seconds since the key was last read or written,
+    per key. (Redis shares the objects of the integers 0-9999 between keys,
+    so for those it reports the shared object's idle time.)"""
+    c = pair.latch
+    assert c.cmd("SET", "k", "5") == b"OK"
+    assert c.cmd("SET", "j", "abc") == b"OK"
+    assert c.cmd("OBJECT", "IDLETIME", "k") in (0, 1)
+    time.sleep(2.1)
+    assert c.cmd("OBJECT", "IDLETIME", "k") >= 2
+    # TYPE, TTL, EXISTS, OBJECT and SCAN do not count as accesses; GET does
+    for probe in (("TYPE", "k"), ("TTL", "k"), ("EXISTS", "k"), ("OBJECT", "ENCODING", "k"),
+                  ("SCAN", "0", "TYPE", "string")):
+        c.cmd(*probe)
+    assert c.cmd("OBJECT", "IDLETIME", "k") >= 2
+    assert c.cmd("GET", "k") == b"5"
+    assert c.cmd("OBJECT", "IDLETIME", "k") in (0, 1)
+    assert c.cmd("TOUCH", "j") == 1
+    assert c.cmd("OBJECT", "IDLETIME", "j") in (0, 1)
+    assert pair.redis.cmd("SET", "r", "abc") == b"OK"
+    assert pair.redis.cmd("OBJECT", "IDLETIME", "r") in (0, 1)
+
+
+def test_memory_usage_is_latchs_real_allocation(pair):
+    """MEMORY USAGE: what the key costs latch (its entry, as malloc sized
+    it, and its slots in the table and the TTL index), which grows with the
+    key and the value as Redis's does."""
+    c = pair.latch
+    for key, value in (("k", "v"), ("k" * 100, "v"), ("k", "v" * 1000), ("k", "v" * 100000)):
+        assert c.cmd("SET", key, value) == b"OK"
+        usage = c.cmd("MEMORY", "USAGE", key)
+        assert isinstance(usage, int)
+        # header (32) + key + value + the bucket pointer, rounded by malloc
+        assert 32 + len(key) + len(value) + 8 <= usage <= 32 + len(key) + len(value) + 8 + 64
+        assert c.cmd("MEMORY", "USAGE", key, "SAMPLES", "0") == usage
+        redis_usage = pair.redis.cmd("SET", key, value) and \
+            pair.redis.cmd("MEMORY", "USAGE", key)
+        assert isinstance(redis_usage, int) and redis_usage >= len(key) + len(value)
+    assert c.cmd("SET", "t", "v" * 100, "EX", "100") == b"OK"
+    assert c.cmd("SET", "u", "v" * 100) == b"OK"
+    assert c.cmd("MEMORY", "USAGE", "t") == c.cmd("MEMORY", "USAGE", "u") + 8
+    stats = lt.pairs_to_dict(c.cmd("MEMORY", "STATS"))
+    for k in (b"peak.allocated", b"total.allocated", b"startup.allocated", b"keys.count",
+              b"dataset.bytes", b"overhead.total", b"fragmentation"):
+        assert k in stats, k
+    assert stats[b"keys.count"] == c.cmd("DBSIZE")
+    assert stats[b"total.allocated"] <= stats[b"peak.allocated"]
+    doctor = c.cmd("MEMORY", "DOCTOR")
+    assert isinstance(doctor, bytes) and doctor
+    assert c.cmd("MEMORY", "MALLOC-STATS").startswith(b"<malloc")  # glibc's malloc_info
+
+
+def test_nul_inside_an_inline_request_or_header(pair):
+    """Redis 7.0 looks for a line's end with C string functions, so a NUL
+    byte before it makes Redis wait for more (an inline request up to 64 KB,
+    then a protocol error); latch reads the whole line, and an inline
+    request's words end at the NUL (as sdssplitargs ends them). README:
+    "Compatibility"."""
+    c = pair.latch
+    assert c.raw("PING") == b"+PONG\r\n"
+    c.send(b"ECHO ab\x00cd\r\n")
+    assert c.read_raw() == b"$2\r\nab\r\n"
+    c.send(b"PING\x00 junk\r\n")
+    assert c.read_raw() == b"+PONG\r\n"
+    with lt.Conn(pair.redis.port, timeout=0.5) as r:
+        r.send(b"PING\x00 junk\r\n")
+        with pytest.raises(TimeoutError):
+            r.read_raw()
+    # A NUL in a `*` header is not a number: latch answers a protocol error.
+    with lt.Conn(c.port) as l2:
+        l2.send(b"*1\x00\r\n$4\r\nPING\r\n")
+        assert l2.read_until_close().startswith(b"-ERR Protocol error")

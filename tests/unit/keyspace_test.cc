@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <random>
 #include <set>
@@ -509,6 +510,228 @@ TEST(KeyspaceTest, ActiveExpireCycleReclaimsALargeSetWithinItsBudget) {
   // Live keys are all intact.
   for (size_t i = kExpired; i < id; ++i) ASSERT_EQ(ValueAt(ks, Key(i), kNow), Val(i)) << i;
   EXPECT_EQ(ks.ActiveExpireCycle(kNow, 2000), 0u);
+}
+
+// ------------------------------------------------------------------ SCAN
+
+// Runs a whole scan, calling between(step) before every step after the
+// first (where a test changes the table). Returns how often each key was
+// seen; fails if the walk does not end within `max_steps`.
+std::map<std::string, int> ScanAll(Keyspace& ks, size_t max_steps,
+                                   const std::function<void(size_t)>& between = nullptr) {
+  std::map<std::string, int> seen;
+  uint64_t cursor = 0;
+  size_t step = 0;
+  do {
+    if (step > 0 && between) between(step);
+    cursor = ks.Scan(cursor, [&](const Keyspace::Entry& e) { ++seen[std::string(e.key())]; });
+    ++step;
+  } while (cursor != 0 && step < max_steps);
+  EXPECT_EQ(cursor, 0u) << "the scan did not end within " << max_steps << " steps";
+  return seen;
+}
+
+TEST(KeyspaceScanTest, EmptyKeyspaceEndsAtOnceFromAnyCursor) {
+  Keyspace ks;
+  size_t calls = 0;
+  uint64_t cursor = 0;
+  size_t steps = 0;
+  do {
+    cursor = ks.Scan(cursor, [&](const Keyspace::Entry&) { ++calls; });
+    ++steps;
+  } while (cursor != 0 && steps < 100);
+  EXPECT_EQ(cursor, 0u);
+  EXPECT_EQ(calls, 0u);
+  // One step per bucket of the initial table (16), none skipped.
+  EXPECT_EQ(steps, 16u);
+  // A cursor from a larger table (or garbage) still leads back to 0.
+  auto seen = [&] {
+    uint64_t c = 0xdeadbeefcafe;
+    size_t n = 0;
+    do {
+      c = ks.Scan(c, [](const Keyspace::Entry&) {});
+    } while (c != 0 && ++n < 100);
+    return c;
+  }();
+  EXPECT_EQ(seen, 0u);
+}
+
+TEST(KeyspaceScanTest, StableTableReturnsEveryKeyExactlyOnce) {
+  Keyspace ks;
+  for (size_t i = 0; i < 5000; ++i) ks.Set(Key(i), Val(i), i % 3 == 0 ? 10 : kNoDeadline);
+  while (ks.RehashStep(100)) {
+  }
+  auto seen = ScanAll(ks, 1'000'000);
+  ASSERT_EQ(seen.size(), 5000u);
+  for (size_t i = 0; i < 5000; ++i) {
+    auto it = seen.find(Key(i));
+    ASSERT_NE(it, seen.end()) << Key(i);
+    EXPECT_EQ(it->second, 1) << Key(i);  // no resize during the walk: no duplicates
+  }
+}
+
+TEST(KeyspaceScanTest, StartedMidRehashReturnsEveryKey) {
+  Keyspace ks;
+  size_t n = 0;
+  while (n < 2000 || !Rehashing(ks)) {
+    ks.Set(Key(n), Val(n), kNoDeadline);
+    ++n;
+  }
+  ASSERT_TRUE(Rehashing(ks));
+  auto seen = ScanAll(ks, 1'000'000);
+  for (size_t i = 0; i < n; ++i) ASSERT_GE(seen[Key(i)], 1) << Key(i);
+  EXPECT_EQ(seen.size(), n);
+}
+
+// The SCAN guarantee under a table that grows several times while it is
+// walked: keys present from start to end are each returned at least once,
+// whatever was inserted or removed around them.
+TEST(KeyspaceScanTest, KeysPresentThroughoutSurviveGrowth) {
+  Keyspace ks;
+  constexpr size_t kStable = 300, kTarget = 40'000;
+  for (size_t i = 0; i < kStable; ++i) ks.Set("stable:" + std::to_string(i), "v", kNoDeadline);
+  std::mt19937_64 rng(7);
+  size_t churn = 0, resizes_seen = 0;
+  auto seen = ScanAll(ks, 1'000'000, [&](size_t) {
+    // Grow up to kTarget keys, 40 per step (a few removed again), lookups in
+    // between (each moves the rehash on), sometimes the cron's rehash step.
+    for (int j = 0; j < 40 && ks.size() < kTarget; ++j) {
+      ks.Set("churn:" + std::to_string(churn++), "v", kNoDeadline);
+    }
+    if (churn > 0) ks.Erase("churn:" + std::to_string(rng() % churn));
+    ks.Find("stable:" + std::to_string(rng() % kStable), 1);
+    if (rng() % 4 == 0) ks.RehashStep(1);
+    resizes_seen += Rehashing(ks);
+  });
+  EXPECT_GT(ks.size(), kTarget - 100);  // the table doubled six times meanwhile
+  EXPECT_GT(resizes_seen, 10u);         // and was walked mid-resize
+  for (size_t i = 0; i < kStable; ++i) {
+    EXPECT_GE(seen["stable:" + std::to_string(i)], 1) << i;
+  }
+}
+
+TEST(KeyspaceScanTest, KeysPresentThroughoutSurviveShrinking) {
+  Keyspace ks;
+  constexpr size_t kStable = 200, kChurn = 60'000;
+  for (size_t i = 0; i < kChurn; ++i) ks.Set("churn:" + std::to_string(i), "v", kNoDeadline);
+  for (size_t i = 0; i < kStable; ++i) ks.Set("stable:" + std::to_string(i), "v", kNoDeadline);
+  while (ks.RehashStep(100)) {
+  }
+  size_t next_victim = 0, resizes_seen = 0;
+  auto seen = ScanAll(ks, 1'000'000, [&](size_t) {
+    // Remove the churn keys as the walk goes, so the table halves again and
+    // again under the cursor.
+    for (int j = 0; j < 200 && next_victim < kChurn; ++j) {
+      ASSERT_TRUE(ks.Erase("churn:" + std::to_string(next_victim++)));
+    }
+    resizes_seen += Rehashing(ks);
+  });
+  EXPECT_EQ(ks.size(), kStable + (kChurn - next_victim));
+  EXPECT_GT(next_victim, kChurn / 2);  // most of the shrinking happened mid-walk
+  EXPECT_GT(resizes_seen, 10u);
+  for (size_t i = 0; i < kStable; ++i) {
+    EXPECT_GE(seen["stable:" + std::to_string(i)], 1) << i;
+  }
+}
+
+TEST(KeyspaceScanTest, GrowAndShrinkInterleaved) {
+  // Random inserts and erases of other keys between steps, growing and
+  // shrinking in turns (up to 20,000 other keys), over several walks.
+  std::mt19937_64 rng(99);
+  for (int round = 0; round < 5; ++round) {
+    Keyspace ks;
+    std::set<std::string> stable;
+    for (size_t i = 0; i < 500; ++i) {
+      std::string k = "s" + std::to_string(round) + ":" + std::to_string(i);
+      ks.Set(k, "v", kNoDeadline);
+      stable.insert(std::move(k));
+    }
+    std::vector<std::string> others;
+    size_t resizes_seen = 0;
+    auto seen = ScanAll(ks, 1'000'000, [&](size_t step) {
+      bool growing = (step / 100) % 2 == 0;
+      int ops = static_cast<int>(rng() % 400);
+      for (int j = 0; j < ops; ++j) {
+        if ((growing && others.size() < 20'000) || others.empty()) {
+          others.push_back("o:" + std::to_string(rng()));
+          ks.Set(others.back(), "v", kNoDeadline);
+        } else if (!growing) {
+          size_t i = rng() % others.size();
+          ks.Erase(others[i]);
+          others[i] = others.back();
+          others.pop_back();
+        }
+      }
+      resizes_seen += Rehashing(ks);
+    });
+    EXPECT_GT(resizes_seen, 5u) << "round " << round;
+    for (const std::string& k : stable) ASSERT_GE(seen[k], 1) << "round " << round << " " << k;
+  }
+}
+
+// ------------------------------------------------------------------ RANDOMKEY
+
+TEST(KeyspaceTest, RandomEntryReachesEveryKeyEvenMidRehash) {
+  Keyspace ks;
+  EXPECT_EQ(ks.RandomEntry(), nullptr);
+  ks.Set("only", "v", kNoDeadline);
+  ASSERT_NE(ks.RandomEntry(), nullptr);
+  EXPECT_EQ(ks.RandomEntry()->key(), "only");
+  size_t n = 1;
+  while (n < 40 || !Rehashing(ks)) {
+    ks.Set(Key(n), Val(n), kNoDeadline);
+    ++n;
+  }
+  std::set<std::string> drawn;
+  for (int i = 0; i < 20'000 && drawn.size() < n; ++i) {
+    const Keyspace::Entry* e = ks.RandomEntry();
+    ASSERT_NE(e, nullptr);
+    drawn.insert(std::string(e->key()));
+  }
+  EXPECT_EQ(drawn.size(), n);  // every key can come up
+  EXPECT_TRUE(drawn.count("only"));
+}
+
+// ------------------------------------------------------------------ access clock, allocation
+
+TEST(KeyspaceTest, AccessClockCountsIdleSecondsAndWraps) {
+  Keyspace ks;
+  ks.Tick(10'000);
+  ks.Set("k", "v", kNoDeadline);
+  const Keyspace::Entry* e = ks.Find("k", 10'500, /*touch=*/false);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(Keyspace::IdleMs(*e, 10'900), 0);
+  EXPECT_EQ(Keyspace::IdleMs(*e, 25'000), 15'000);
+  // A lookup without touch leaves the clock; a normal one resets it.
+  ks.Find("k", 40'000, false);
+  EXPECT_EQ(Keyspace::IdleMs(*e, 40'000), 30'000);
+  e = ks.Find("k", 40'000);
+  EXPECT_EQ(Keyspace::IdleMs(*e, 42'000), 2'000);
+  // The clock has 24 bits of seconds, as Redis's: idle time across the wrap.
+  const int64_t wrap_ms = int64_t{1 << 24} * 1000;
+  ks.Tick(wrap_ms - 3'000);
+  ks.Set("w", "v", kNoDeadline);
+  e = ks.Find("w", wrap_ms - 3'000, false);
+  EXPECT_EQ(Keyspace::IdleMs(*e, wrap_ms + 4'000), 6'000);  // Redis's modular estimate
+}
+
+TEST(KeyspaceTest, ValueKindAndAllocation) {
+  Keyspace ks;
+  ks.Set("k", "v", kNoDeadline, false, 2);
+  const Keyspace::Entry* e = ks.Find("k", 1);
+  EXPECT_EQ(e->value_kind, 2u);
+  ks.Set("k", "w", kNoDeadline);  // same length, in place: the kind is the new write's
+  EXPECT_EQ(ks.Find("k", 1)->value_kind, 0u);
+  ks.Set("k", std::string(1000, 'x'), kNoDeadline, false, 1);
+  e = ks.Find("k", 1);
+  EXPECT_EQ(e->value_kind, 1u);
+  // At least the header, key and value; malloc rounds up by little.
+  size_t bytes = Keyspace::AllocationOf(*e);
+  EXPECT_GE(bytes, sizeof(Keyspace::Entry) + 1 + 1000 + sizeof(void*));
+  EXPECT_LT(bytes, sizeof(Keyspace::Entry) + 1 + 1000 + 64);
+  // A deadline adds the key's slot in the TTL index.
+  ks.Set("t", std::string(1000, 'x'), 100);
+  EXPECT_EQ(Keyspace::AllocationOf(*ks.Find("t", 1)) - bytes, sizeof(void*));
 }
 
 }  // namespace
