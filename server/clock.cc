@@ -21,13 +21,7 @@ int64_t SystemClock::RealMonoUs() const {
 }
 
 int64_t SystemClock::MonoMs() const {
-  int64_t real = RealMonoUs();
-  if (!warped_.load(std::memory_order_acquire)) return real / 1000;
-  // A warped clock (FAULT CLOCK RATE/JUMP): the virtual reading goes on from
-  // where the last warp left it, at the new speed.
-  return (anchor_mono_us_ +
-          static_cast<int64_t>(static_cast<double>(real - anchor_real_us_) * rate_)) /
-         1000;
+  return MonoUs() / 1000;
 }
 
 bool SystemClock::WarpMono(double rate, int64_t jump_ms) {
@@ -35,7 +29,7 @@ bool SystemClock::WarpMono(double rate, int64_t jump_ms) {
   // Re-anchor at the current virtual reading, so the clock is continuous
   // across a change of speed and only ever moves forward.
   int64_t real = RealMonoUs();
-  int64_t now = MonoMs() * 1000;
+  int64_t now = MonoUs();
   anchor_real_us_ = real;
   anchor_mono_us_ = now + jump_ms * 1000;
   rate_ = rate;
@@ -44,10 +38,12 @@ bool SystemClock::WarpMono(double rate, int64_t jump_ms) {
 }
 
 int64_t SystemClock::MonoUs() const {
-  timespec ts;
-  clock_gettime(CLOCK_BOOTTIME, &ts);
-  // +1 ms, as MonoMs().
-  return static_cast<int64_t>(ts.tv_sec) * 1'000'000 + ts.tv_nsec / 1000 + 1000;
+  int64_t real = RealMonoUs();
+  if (!warped_.load(std::memory_order_acquire)) return real;
+  // A warped clock (FAULT CLOCK RATE/JUMP): the virtual reading goes on from
+  // where the last warp left it, at the new speed.
+  return anchor_mono_us_ +
+         static_cast<int64_t>(static_cast<double>(real - anchor_real_us_) * rate_);
 }
 
 int64_t SystemClock::WallUs() const {

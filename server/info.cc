@@ -45,6 +45,13 @@ uint64_t RssBytes() {
 // apply. Each section is a function of the server state, nothing cached.
 }  // namespace
 
+static bool WantedByName(const std::vector<std::string>& wanted, std::string_view name) {
+  for (const std::string& w : wanted) {
+    if (w == name) return true;
+  }
+  return false;
+}
+
 class InfoBuilder {
  public:
   InfoBuilder(Server& server, const TimeSnapshot& now) : s_(server), now_(now) {}
@@ -73,8 +80,10 @@ class InfoBuilder {
     if (want("latencystats", false)) LatencystatsSection();
     if (want("cluster", true)) ClusterSection();
     if (want("latch", true)) LatchSection();
-    // The test bench (faults.h): in the default set on a fault-injection node.
-    if (want("faults", s_.config().enable_fault_injection)) {
+    // The test bench (faults.h): only on a fault-injection node (or when
+    // asked for by name), so INFO all lists Redis's sections elsewhere.
+    bool faults_here = s_.config().enable_fault_injection;
+    if (faults_here ? want("faults", true) : WantedByName(wanted, "faults")) {
       if (!out_.empty()) out_ += "\r\n";
       out_ += s_.faults_->InfoSection();
     }

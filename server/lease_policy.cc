@@ -500,12 +500,11 @@ void LeasePolicy::OnLogSyncFailure(int64_t now) {
 
 void LeasePolicy::OnLogChanged(int64_t now) {
   if (!started_ || ephemeral_) return;
-  // Off the loop: until it lands, a crash finds the old id and does not
-  // trust the new log (the safe direction).
-  std::string text = Current(false, now, std::nullopt).Serialize();
-  bio_.Run([this, text = std::move(text)] {
-    if (int err = WriteStateFile(state_path_, text); err != 0) state_errno_.store(err);
-  });
+  // A new log file (a rewrite switched files): the record must name it, or
+  // a crash now would find a log the record does not vouch for, and
+  // quarantine. Once per rewrite, so written at once.
+  bio_.Drain();
+  WriteNow(now, std::nullopt);
 }
 
 void LeasePolicy::Shutdown(int64_t now, bool log_clean) {
