@@ -191,6 +191,7 @@ Reader::Status Reader::Next() {
       }
       pos = end;
       if (!in_transaction) {
+        unit_offset_ = unit_start;
         safe_offset_ = unit_start + (pos - start_);
         start_ = pos;
         record_count_ += seen;

@@ -42,6 +42,8 @@ class Reader {
   std::span<const Record> records() const { return records_; }
   // Bytes of the log that form complete units so far.
   uint64_t safe_offset() const { return safe_offset_; }
+  // kUnit: the offset of the unit's first byte (its MULTI, or its record).
+  uint64_t unit_offset() const { return unit_offset_; }
   // kTruncated: how many bytes follow safe_offset(). kCorrupt, kIoError: what
   // is wrong, for a message that also names safe_offset().
   uint64_t tail_bytes() const { return tail_bytes_; }
@@ -73,6 +75,7 @@ class Reader {
   std::vector<Record> records_;
   std::vector<std::vector<std::string_view>> arg_store_;
   uint64_t safe_offset_ = 0;
+  uint64_t unit_offset_ = 0;
   uint64_t tail_bytes_ = 0;
   uint64_t record_count_ = 0;
   uint64_t bytes_read_ = 0;

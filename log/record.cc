@@ -48,6 +48,14 @@ void Batch::FlushAll() {
   resp::AppendRequest(rep_, {"FLUSHALL"});
 }
 
+void Batch::FlushDb() {
+  resp::AppendRequest(rep_, {"FLUSHDB"});
+}
+
+void Batch::SwapDb(int64_t a, int64_t b) {
+  resp::AppendRequest(rep_, {"SWAPDB", Itoa(a), Itoa(b)});
+}
+
 void Batch::Select(int64_t db) {
   resp::AppendRequest(rep_, {"SELECT", Itoa(db)});
 }
@@ -111,7 +119,8 @@ LogIdentity ReadLogIdentity(const std::string& path) {
   std::string_view head(buf, n > 0 ? static_cast<size_t>(n) : 0);
   if (head.substr(0, kPrefix.size()) == kPrefix) {
     size_t end = head.find("\r\n");
-    if (end != std::string_view::npos) out.id = std::string(head.substr(kPrefix.size(), end - kPrefix.size()));
+    if (end != std::string_view::npos)
+      out.id = std::string(head.substr(kPrefix.size(), end - kPrefix.size()));
   }
   return out;
 }
@@ -173,7 +182,18 @@ std::string Decode(std::span<const std::string_view> args, Record* out) {
     return {};
   }
   if (is("FLUSHALL") || is("FLUSHDB")) {
-    out->op = Op::kFlushAll;
+    out->op = is("FLUSHALL") ? Op::kFlushAll : Op::kFlushDb;
+    return {};
+  }
+  if (is("SWAPDB")) {
+    auto a = args.size() == 3 ? ParseInt64(args[1]) : std::nullopt;
+    auto b = args.size() == 3 ? ParseInt64(args[2]) : std::nullopt;
+    if (!a || !b || *a < 0 || *b < 0 || *a > INT32_MAX || *b > INT32_MAX) {
+      return "SWAPDB record with arguments that are not two database numbers";
+    }
+    out->op = Op::kSwapDb;
+    out->db = *a;
+    out->db2 = *b;
     return {};
   }
   if (is("MULTI") || is("EXEC")) {
@@ -182,12 +202,11 @@ std::string Decode(std::span<const std::string_view> args, Record* out) {
     return {};
   }
   if (is("SELECT")) {
-    if (args.size() == 2 && args[1] == "0") {
-      out->op = Op::kSelect;
-      out->db = 0;
-      return {};
-    }
-    return "SELECT of a database other than 0";
+    auto db = args.size() == 2 ? ParseInt64(args[1]) : std::nullopt;
+    if (!db || *db < 0 || *db > INT32_MAX) return "SELECT record without a database number";
+    out->op = Op::kSelect;
+    out->db = *db;
+    return {};
   }
   return "unknown command '" + std::string(cmd.substr(0, 64)) + "' in the log";
 }

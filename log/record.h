@@ -10,7 +10,9 @@
 //   DEL key [key …]                  the keys are gone (deleted or expired)
 //   PEXPIREAT key unix-ms            the key's lease now ends at unix-ms
 //   PERSIST key                      the key no longer has a lease
-//   FLUSHALL                         every key is gone
+//   FLUSHALL                         every key of every database is gone
+//   FLUSHDB                          every key of the selected database is gone
+//   SWAPDB a b                       databases a and b exchange their keys
 //   SELECT db                        the records that follow are for database db
 //   MULTI … EXEC                     the records between apply all or none
 //
@@ -68,6 +70,8 @@ class Batch {
   void PExpireAt(std::string_view key, int64_t unix_ms);
   void Persist(std::string_view key);
   void FlushAll();
+  void FlushDb();
+  void SwapDb(int64_t a, int64_t b);
   void Select(int64_t db);
   void Multi();
   // A MULTI inserted at `offset` of the batch (before records already
@@ -95,7 +99,20 @@ class Batch {
   bool open_multi_ = false;
 };
 
-enum class Op { kSet, kDel, kPExpireAt, kPersist, kFlushAll, kSelect, kMulti, kExec, kClock, kFence };
+enum class Op {
+  kSet,
+  kDel,
+  kPExpireAt,
+  kPersist,
+  kFlushAll,
+  kFlushDb,
+  kSwapDb,
+  kSelect,
+  kMulti,
+  kExec,
+  kClock,
+  kFence
+};
 
 // One decoded record. Views point into the bytes it was decoded from.
 struct Record {
@@ -104,7 +121,8 @@ struct Record {
   std::string_view value;                  // SET
   std::span<const std::string_view> keys;  // DEL
   int64_t unix_ms = 0;                     // SET with PXAT (else 0), PEXPIREAT
-  int64_t db = 0;                          // SELECT
+  int64_t db = 0;                          // SELECT, SWAPDB (the first)
+  int64_t db2 = 0;                         // SWAPDB (the second)
   ClockMark clock;                         // clock annotation
   uint64_t token = 0;                      // fence annotation
 };

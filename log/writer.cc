@@ -75,7 +75,11 @@ void (*g_sink)(Severity, const std::string&) = DefaultSink;
 template <typename... Args>
 void Say(Severity severity, const char* fmt, Args... args) {
   char buf[1024];
-  std::snprintf(buf, sizeof(buf), fmt, args...);
+  if constexpr (sizeof...(Args) == 0) {
+    std::snprintf(buf, sizeof(buf), "%s", fmt);  // a message without arguments
+  } else {
+    std::snprintf(buf, sizeof(buf), fmt, args...);
+  }
   g_sink(severity, buf);
 }
 template <typename... Args>

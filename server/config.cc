@@ -212,7 +212,7 @@ std::vector<ConfigParam> BuildParams() {
                  return std::nullopt;
                },
                -1});
-  p.push_back(Int("databases", &Config::databases, 1, 1, false));
+  p.push_back(Int("databases", &Config::databases, 1, 65536, false));
 
   // Append-only log
   p.push_back(Bool("appendonly", &Config::appendonly, false));

@@ -59,8 +59,8 @@ struct Config {
   LogLevel loglevel = LogLevel::kNotice;
   std::string pidfile;
   int64_t hz = 10;
-  std::string save;  // accepted for compatibility; latch has no snapshots
-  int64_t databases = 1;
+  std::string save;        // accepted for compatibility; latch has no snapshots
+  int64_t databases = 16;  // SELECT 0 … databases-1, as Redis
   // Append-only log
   bool appendonly = true;
   std::string appendfilename = "latch.aof";

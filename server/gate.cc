@@ -194,6 +194,8 @@ Gate::Result Gate::Execute(Session& session, std::span<const std::string_view> a
   // Errors written by commands this one runs through the gate (EXEC's
   // queue) count for those commands, not for this one.
   uint64_t outer_nested = std::exchange(nested_errors_, 0);
+  // The handler reads and writes the session's database.
+  store_.Select(session.db);
   CommandContext ctx{argv, session, store_, reply, now, *cmd, *this};
   ctx.may_block = origin == Origin::kClient;
   if (!from_script) session.last_command = &cmd->fullname;

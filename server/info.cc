@@ -361,7 +361,7 @@ class InfoBuilder {
     Field("lease_horizon_writes_background", q.horizon_writes_background());
     Field("state_record_status", std::string(q.record_ok() ? "ok" : "err"));
     if (!q.record_ok()) Field("state_record_error", q.record_error());
-    Field("keys_with_ttl", static_cast<uint64_t>(s_.store_.keys_with_deadline()));
+    Field("keys_with_ttl", static_cast<uint64_t>(s_.store_.total_keys_with_deadline()));
     // Lock-library scripts run natively (server/scripting/).
     Field("known_scripts", static_cast<uint64_t>(KnownScripts().size()));
     Field("known_script_calls", s_.stats_.known_script_calls);
@@ -370,9 +370,13 @@ class InfoBuilder {
 
   void KeyspaceSection() {
     Section("Keyspace");
-    if (s_.store_.size() > 0) {
-      out_ += "db0:keys=" + std::to_string(s_.store_.size()) +
-              ",expires=" + std::to_string(s_.store_.keys_with_deadline()) + ",avg_ttl=0\r\n";
+    // One line per database that has keys, as Redis prints them.
+    for (int db = 0; db < s_.store_.databases(); ++db) {
+      size_t keys = s_.store_.size_of(db);
+      if (keys == 0) continue;
+      out_ += "db" + std::to_string(db) + ":keys=" + std::to_string(keys) +
+              ",expires=" + std::to_string(s_.store_.keys_with_deadline_of(db)) +
+              ",avg_ttl=" + std::to_string(s_.store_.AverageTtl(db, now_.mono)) + "\r\n";
     }
   }
 

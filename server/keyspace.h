@@ -140,6 +140,21 @@ class Keyspace {
     return m;
   }
 
+  // The average remaining lease, in ms, of the keys that have one (INFO
+  // keyspace's avg_ttl; 0 when none). O(keys with a TTL).
+  int64_t AverageTtl(int64_t now) const {
+    if (ttl_index_.empty()) return 0;
+    long double sum = 0;
+    size_t n = 0;
+    for (const Entry* e : ttl_index_) {
+      if (e->deadline > now) {
+        sum += static_cast<long double>(e->deadline - now);
+        ++n;
+      }
+    }
+    return n == 0 ? 0 : static_cast<int64_t>(sum / n);
+  }
+
   // Removes every key whose deadline has passed (now > deadline), without
   // telling the expiry listener (the end of a replay: the log already says
   // what these keys were). Returns how many.

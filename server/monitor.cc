@@ -52,11 +52,11 @@ void AppendQuoted(std::string& out, std::string_view arg) {
 
 }  // namespace
 
-std::string MonitorLine(int64_t us, std::string_view addr, std::span<const std::string_view> argv,
-                        const CommandSpec& cmd) {
+std::string MonitorLine(int64_t us, int db, std::string_view addr,
+                        std::span<const std::string_view> argv, const CommandSpec& cmd) {
   char head[64];
-  std::snprintf(head, sizeof(head), "%lld.%06lld [0 ", static_cast<long long>(us / 1'000'000),
-                static_cast<long long>(us % 1'000'000));
+  std::snprintf(head, sizeof(head), "%lld.%06lld [%d ", static_cast<long long>(us / 1'000'000),
+                static_cast<long long>(us % 1'000'000), db);
   std::string line = "+";
   line += head;
   line += addr;

@@ -14,9 +14,10 @@ namespace latch {
 
 struct CommandSpec;
 
-// `+1700000000.123456 [0 127.0.0.1:50000] "set" "k" "v"\r\n`, with
+// `+1700000000.123456 [0 127.0.0.1:50000] "set" "k" "v"\r\n` (0: the
+// client's database), with
 // passwords redacted as Redis 7 does.
-std::string MonitorLine(int64_t wall_us, std::string_view addr,
+std::string MonitorLine(int64_t wall_us, int db, std::string_view addr,
                         std::span<const std::string_view> argv, const CommandSpec& cmd);
 
 }  // namespace latch

@@ -40,6 +40,17 @@ Replay::State Replay::Step(ReplayClock& clock, int64_t budget_us) {
     }
     switch (reader_->Next()) {
       case aof::Reader::Status::kUnit:
+        // A unit applies whole or not at all: check every record first.
+        for (const aof::Record& r : reader_->records()) {
+          if (std::string why = store_.CheckReplayable(r); !why.empty()) {
+            store_.FinishReplay(clock);
+            error_ = "Can't load the append only file '" + path + "' at offset " +
+                     std::to_string(reader_->unit_offset()) + ": " + why +
+                     ". latch did not start and did not change the file; start it with "
+                     "`databases` large enough for the log.";
+            return State::kFailed;
+          }
+        }
         for (const aof::Record& r : reader_->records()) store_.Replay(r, clock);
         continue;
       case aof::Reader::Status::kEnd:

@@ -51,7 +51,7 @@ Server::Server(Config config, std::unique_ptr<Clock> clock)
     : config_(std::move(config)),
       commands_(CommandRegistry::Get()),
       clock_(std::move(clock)),
-      store_(clock_->Id()),
+      store_(clock_->Id(), static_cast<int>(config_.databases)),
       watches_(store_),
       bio_(std::make_unique<BackgroundIo>()),
       policy_(
@@ -63,8 +63,8 @@ Server::Server(Config config, std::unique_ptr<Clock> clock)
   replid_ = RandomHex(40);
   start_mono_ms_ = clock_->MonoMs();
   gate_.Configure(config_);
-  store_.set_key_observer([this](std::string_view key) { watches_.Touched(key); });
-  store_.set_flush_observer([this] { watches_.TouchedAll(); });
+  store_.set_key_observer([this](int db, std::string_view key) { watches_.Touched(db, key); });
+  store_.set_flush_observer([this](int db) { watches_.TouchedAll(db); });
   store_.set_expiry_observer([this](std::string_view) { ++stats_.expired_keys; });
   // The test bench (faults.h, history.h): the history file is opened by Run().
   if (!config_.history_file.empty()) {
@@ -409,7 +409,7 @@ void Server::AddMonitor(Session& s) {
 void Server::FeedMonitors(const Session& from, std::span<const std::string_view> argv,
                           const CommandSpec& cmd) {
   if (monitors_.empty()) return;
-  std::string line = MonitorLine(clock_->WallUs(), from.addr, argv, cmd);
+  std::string line = MonitorLine(clock_->WallUs(), from.db, from.addr, argv, cmd);
   for (Connection* m : monitors_) {
     if (m->closing()) continue;
     m->output() += line;

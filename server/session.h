@@ -36,6 +36,7 @@ class Session {
   virtual Buffers buffers() const = 0;
 
   int resp = 2;                   // protocol version chosen with HELLO
+  int db = 0;                     // the database chosen with SELECT
   bool authenticated = false;     // true once AUTH succeeded or no password is set
   bool monitor = false;           // receives the MONITOR feed
   std::string name;               // CLIENT SETNAME

@@ -22,7 +22,7 @@ class Store::Observed {
   Observed(Store& store, std::string_view key) : store_(store), key_(key) {
     if (!store_.on_change_ || store_.observing_++ > 0) return;
     active_ = true;
-    if (const Keyspace::Entry* e = store_.keys_.Peek(key)) {
+    if (const Keyspace::Entry* e = store_.cur_->Peek(key)) {
       had_ = true;
       old_value_ = e->value();
       old_deadline_ = e->deadline;
@@ -37,7 +37,7 @@ class Store::Observed {
     c.had = had_;
     c.old_value = old_value_;
     c.old_deadline = old_deadline_;
-    if (const Keyspace::Entry* e = store_.keys_.Peek(key_)) {
+    if (const Keyspace::Entry* e = store_.cur_->Peek(key_)) {
       c.has = true;
       c.value = e->value();
       c.deadline = e->deadline;
@@ -72,16 +72,36 @@ int64_t ReplayClock::Deadline(int64_t unix_ms) {
   return d;
 }
 
-Store::Store(std::string clock_id) : clock_id_(std::move(clock_id)) {
-  keys_.set_expiry_listener([this](std::string_view key) { OnExpired(key); });
+Store::Store(std::string clock_id, int databases) : clock_id_(std::move(clock_id)) {
+  if (databases < 1) databases = 1;
+  for (int db = 0; db < databases; ++db) {
+    auto ks = std::make_unique<Keyspace>();
+    ks->set_expiry_listener([this, db](std::string_view key) { OnExpired(db, key); });
+    dbs_.push_back(std::move(ks));
+  }
+  Select(0);
 }
 
 bool Store::Note(std::string_view key) {
+  return NoteIn(selected_, key);
+}
+
+bool Store::NoteIn(int db, std::string_view key) {
   ++changes_;
-  if (on_key_) on_key_(key);
+  if (on_key_) on_key_(db, key);
   if (log_ == nullptr) return false;
+  // SELECT first, then MULTI: Redis's order, so a transaction's MULTI comes
+  // after the SELECT of its first record.
+  if (transaction_ != kOpenLogged) NoteDb(db);
   NoteTransaction();
+  NoteDb(db);  // (inside a transaction, a record of another database)
   return true;
+}
+
+void Store::NoteDb(int db) {
+  if (db == logged_db_) return;
+  log_->Select(db);
+  logged_db_ = db;
 }
 
 void Store::NoteTransaction() {
@@ -100,11 +120,13 @@ void Store::NoteTransaction() {
   }
 }
 
-bool Store::NoteFlush() {
+bool Store::NoteFlush(int db) {
   ++changes_;
-  if (on_flush_) on_flush_();
+  if (on_flush_) on_flush_(db);
   if (log_ == nullptr) return false;
+  if (db >= 0 && transaction_ != kOpenLogged) NoteDb(db);
   NoteTransaction();
+  if (db >= 0) NoteDb(db);
   return true;
 }
 
@@ -116,11 +138,11 @@ void Store::NoteClock(const TimeSnapshot& now) {
   last_mark_offset_ = offset;
 }
 
-void Store::OnExpired(std::string_view key) {
+void Store::OnExpired(int db, std::string_view key) {
   if (on_expired_) on_expired_(key);
   if (on_change_) {
     // Told before the entry goes, so the expired value is still there.
-    const Keyspace::Entry* e = keys_.Peek(key);
+    const Keyspace::Entry* e = dbs_[static_cast<size_t>(db)]->Peek(key);
     KeyChange c;
     c.kind = KeyChange::kExpire;
     c.key = key;
@@ -132,8 +154,8 @@ void Store::OnExpired(std::string_view key) {
     on_change_(c);
   }
   // A key removed because its lease passed is an effect like any other: the
-  // log says DEL, so the log and memory agree.
-  if (Note(key)) log_->Del(key);
+  // log says DEL (in its database), so the log and memory agree.
+  if (NoteIn(db, key)) log_->Del(key);
 }
 
 void Store::EndTransaction() {
@@ -149,21 +171,21 @@ void Store::Put(std::string_view key, std::string_view value, Lease lease, const
     // Already in the past (EXAT/PXAT before now): the key ends up deleted.
     // Even when there was nothing to delete it counts as a write to the key
     // for WATCH, as in Redis.
-    if (keys_.Erase(key)) {
+    if (cur_->Erase(key)) {
       if (Note(key)) log_->Del(key);
     } else if (on_key_) {
-      on_key_(key);
+      on_key_(selected_, key);
     }
     return;
   }
   int64_t deadline = lease.kind == Lease::kUntil ? lease.deadline : kNoDeadline;
   if (lease.kind == Lease::kKeep) {
     // The record states the deadline the key keeps.
-    const Keyspace::Entry* old = keys_.Peek(key);
+    const Keyspace::Entry* old = cur_->Peek(key);
     deadline = old != nullptr ? old->deadline : kNoDeadline;
   }
-  keys_.Tick(now.mono);
-  keys_.Set(key, value, deadline, false, static_cast<uint8_t>(kind));
+  cur_->Tick(now.mono);
+  cur_->Set(key, value, deadline, false, static_cast<uint8_t>(kind));
   if (!Note(key)) return;
   if (deadline == kNoDeadline) {
     log_->Set(key, value, 0);
@@ -175,7 +197,7 @@ void Store::Put(std::string_view key, std::string_view value, Lease lease, const
 
 void Store::Delete(std::string_view key) {
   Observed observed(*this, key);
-  if (keys_.Erase(key) && Note(key)) log_->Del(key);
+  if (cur_->Erase(key) && Note(key)) log_->Del(key);
 }
 
 void Store::SetDeadline(std::string_view key, int64_t deadline, const TimeSnapshot& now) {
@@ -184,14 +206,14 @@ void Store::SetDeadline(std::string_view key, int64_t deadline, const TimeSnapsh
     Delete(key);
     return;
   }
-  if (!keys_.SetDeadline(key, deadline) || !Note(key)) return;
+  if (!cur_->SetDeadline(key, deadline) || !Note(key)) return;
   NoteClock(now);
   log_->PExpireAt(key, now.WallFromMono(deadline));
 }
 
 void Store::Persist(std::string_view key) {
   Observed observed(*this, key);
-  if (keys_.SetDeadline(key, kNoDeadline) && Note(key)) log_->Persist(key);
+  if (cur_->SetDeadline(key, kNoDeadline) && Note(key)) log_->Persist(key);
 }
 
 void Store::Clear() {
@@ -200,52 +222,171 @@ void Store::Clear() {
     c.kind = KeyChange::kFlush;
     on_change_(c);
   }
-  if (NoteFlush()) log_->FlushAll();  // first: WATCH needs to see which keys go
-  keys_.Clear();
+  if (NoteFlush(-1)) log_->FlushAll();  // first: WATCH needs to see which keys go
+  for (auto& ks : dbs_) ks->Clear();
 }
 
-void Store::Replay(const aof::Record& r, ReplayClock& clock) {
-  keys_.Tick(clock.now.mono);  // a replayed key was last written at the replay
+void Store::ClearSelected() {
+  if (on_change_) {
+    KeyChange c;
+    c.kind = KeyChange::kFlush;
+    on_change_(c);
+  }
+  if (NoteFlush(selected_)) log_->FlushDb();
+  cur_->Clear();
+}
+
+void Store::SwapDatabases(int a, int b) {
+  if (on_flush_) {
+    on_flush_(a);  // (WATCH: the keys of both change, see watch.cc)
+    on_flush_(b);
+  }
+  ++changes_;
+  if (log_ != nullptr) {
+    if (transaction_ != kOpenLogged) NoteDb(selected_);
+    NoteTransaction();
+    log_->SwapDb(a, b);
+  }
+  std::swap(dbs_[static_cast<size_t>(a)], dbs_[static_cast<size_t>(b)]);
+  // The expiry listeners still name the database each keyspace was created
+  // for: give them their new numbers.
+  for (int db : {a, b}) {
+    dbs_[static_cast<size_t>(db)]->set_expiry_listener(
+        [this, db](std::string_view key) { OnExpired(db, key); });
+  }
+  Select(selected_);
+  // A watched key changes if it existed on either side (Redis's rule): what
+  // it names now, too.
+  if (on_flush_) {
+    on_flush_(a);
+    on_flush_(b);
+  }
+}
+
+size_t Store::total_size() const {
+  size_t n = 0;
+  for (const auto& ks : dbs_) n += ks->size();
+  return n;
+}
+
+size_t Store::total_keys_with_deadline() const {
+  size_t n = 0;
+  for (const auto& ks : dbs_) n += ks->keys_with_deadline();
+  return n;
+}
+
+int64_t Store::MaxDeadline() const {
+  int64_t m = INT64_MIN;
+  for (const auto& ks : dbs_) m = std::max(m, ks->MaxDeadline());
+  return m;
+}
+
+size_t Store::memory_bytes() const {
+  size_t n = 0;
+  for (const auto& ks : dbs_) n += ks->memory_bytes();
+  return n;
+}
+
+int64_t Store::AverageTtl(int db, int64_t now) const {
+  return dbs_[static_cast<size_t>(db)]->AverageTtl(now);
+}
+
+size_t Store::ActiveExpireCycle(int64_t now, int64_t budget_us) {
+  // Each database in turn, as Redis's cycle does; a database without
+  // leases costs nothing.
+  size_t total = 0;
+  size_t n = dbs_.size();
+  int64_t per_db = std::max<int64_t>(1, budget_us / static_cast<int64_t>(std::min<size_t>(n, 16)));
+  for (size_t i = 0; i < n; ++i) {
+    Keyspace& ks = *dbs_[(expire_db_ + i) % n];
+    if (ks.keys_with_deadline() == 0) continue;
+    total += ks.ActiveExpireCycle(now, per_db);
+  }
+  expire_db_ = (expire_db_ + 1) % n;
+  return total;
+}
+
+bool Store::RehashStep(int buckets) {
+  bool more = false;
+  for (auto& ks : dbs_) more = ks->RehashStep(buckets) || more;
+  return more;
+}
+
+std::string Store::CheckReplayable(const aof::Record& r) const {
+  auto have = [&](int64_t db) { return db < databases(); };
+  if (r.op == aof::Op::kSelect && !have(r.db)) {
+    return "SELECT " + std::to_string(r.db) + ", but this server has " +
+           std::to_string(databases()) + " databases (the databases setting)";
+  }
+  if (r.op == aof::Op::kSwapDb && (!have(r.db) || !have(r.db2))) {
+    return "SWAPDB " + std::to_string(r.db) + " " + std::to_string(r.db2) +
+           ", but this server has " + std::to_string(databases()) +
+           " databases (the databases setting)";
+  }
+  return {};
+}
+
+std::string Store::Replay(const aof::Record& r, ReplayClock& clock) {
+  if (std::string why = CheckReplayable(r); !why.empty()) return why;
+  cur_->Tick(clock.now.mono);  // a replayed key was last written at the replay
   switch (r.op) {
     case aof::Op::kClock:
       clock.have_mark = true;
       clock.mark = r.clock;
-      return;
+      return {};
     case aof::Op::kFence:
       // The token of the key the next SET stores.
       clock.pending_token = r.token;
-      return;
+      return {};
     case aof::Op::kSet: {
       // A lease that has ended since is still applied: a later record may
       // extend it or remove its end (PERSIST), exactly as it did live.
       // FinishReplay() drops what is expired once every record is in.
       int64_t deadline = r.unix_ms != 0 ? NonZero(clock.Deadline(r.unix_ms)) : kNoDeadline;
-      keys_.Set(r.key, r.value, deadline);
+      cur_->Set(r.key, r.value, deadline);
       clock.pending_token = 0;
-      return;
+      return {};
     }
     case aof::Op::kDel:
-      for (std::string_view k : r.keys) keys_.Erase(k);
-      return;
+      for (std::string_view k : r.keys) cur_->Erase(k);
+      return {};
     case aof::Op::kPExpireAt:
-      keys_.SetDeadline(r.key, NonZero(clock.Deadline(r.unix_ms)));
-      return;
+      cur_->SetDeadline(r.key, NonZero(clock.Deadline(r.unix_ms)));
+      return {};
     case aof::Op::kPersist:
-      keys_.SetDeadline(r.key, kNoDeadline);
-      return;
+      cur_->SetDeadline(r.key, kNoDeadline);
+      return {};
     case aof::Op::kFlushAll:
-      keys_.Clear();
-      return;
-    case aof::Op::kSelect:  // one database
-    case aof::Op::kMulti:   // the reader hands whole transactions over
+      for (auto& ks : dbs_) ks->Clear();
+      return {};
+    case aof::Op::kFlushDb:
+      cur_->Clear();
+      return {};
+    case aof::Op::kSelect:
+      Select(static_cast<int>(r.db));
+      return {};
+    case aof::Op::kSwapDb: {
+      int keep = selected_;
+      std::swap(dbs_[static_cast<size_t>(r.db)], dbs_[static_cast<size_t>(r.db2)]);
+      for (int db : {static_cast<int>(r.db), static_cast<int>(r.db2)}) {
+        dbs_[static_cast<size_t>(db)]->set_expiry_listener(
+            [this, db](std::string_view key) { OnExpired(db, key); });
+      }
+      Select(keep);
+      return {};
+    }
+    case aof::Op::kMulti:  // the reader hands whole transactions over
     case aof::Op::kExec:
-      return;
+      return {};
   }
+  return {};
 }
 
 size_t Store::FinishReplay(ReplayClock& clock) {
-  size_t n = keys_.EraseExpired(clock.now.mono);
+  size_t n = 0;
+  for (auto& ks : dbs_) n += ks->EraseExpired(clock.now.mono);
   clock.expired += n;
+  Select(0);  // a new session starts in database 0; the log's next record says SELECT
   return n;
 }
 
@@ -253,12 +394,16 @@ bool Store::WriteSnapshot(aof::Batch& out, const std::function<bool()>& drain,
                           const TimeSnapshot& now) const {
   out.Clock(aof::ClockMark{clock_id_, now.mono, now.wall_ms});
   bool ok = true;
-  keys_.ForEach([&](const Keyspace::Entry& e) {
-    if (!ok) return;
-    if (e.has_deadline() && now.mono > e.deadline) return;  // expired: leave it out
-    out.Set(e.key(), e.value(), e.has_deadline() ? now.WallFromMono(e.deadline) : 0);
-    if (out.size() >= (1 << 20)) ok = drain();
-  });
+  for (size_t db = 0; db < dbs_.size() && ok; ++db) {
+    if (dbs_[db]->size() == 0) continue;
+    out.Select(static_cast<int64_t>(db));
+    dbs_[db]->ForEach([&](const Keyspace::Entry& e) {
+      if (!ok) return;
+      if (e.has_deadline() && now.mono > e.deadline) return;  // expired: leave it out
+      out.Set(e.key(), e.value(), e.has_deadline() ? now.WallFromMono(e.deadline) : 0);
+      if (out.size() >= (1 << 20)) ok = drain();
+    });
+  }
   return ok;
 }
 

@@ -25,6 +25,11 @@
 // clamped to the bound the lease policy gives (the node's lease horizon,
 // during which it is quarantined anyway; see lease_policy.h).
 //
+// Databases: the Store holds one keyspace per database (Redis's SELECT; 16 by
+// default). Reads and writes act on the selected one, which the gate sets
+// from the session before each command; the log says SELECT n before a
+// record whenever the database changes, exactly where Redis's AOF does.
+//
 // Transactions: between BeginTransaction and EndTransaction the records are
 // bracketed by MULTI/EXEC (opened lazily: a transaction that changed nothing
 // logs nothing), so a replay applies all of them or none.
@@ -32,9 +37,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "log/record.h"
 #include "server/clock.h"
@@ -96,7 +103,29 @@ class Store {
  public:
   using KeyObserver = std::function<void(std::string_view key)>;
 
-  explicit Store(std::string clock_id);
+  explicit Store(std::string clock_id, int databases = 1);
+
+  // ---- databases
+  int databases() const { return static_cast<int>(dbs_.size()); }
+  // The database the next reads and writes act on (0 <= db < databases()).
+  void Select(int db) {
+    selected_ = db;
+    cur_ = dbs_[static_cast<size_t>(db)].get();
+  }
+  int selected() const { return selected_; }
+  // Keys and keys with a lease in database `db` (INFO keyspace), and the
+  // average remaining lease of its keys that have one (avg_ttl), in ms.
+  size_t size_of(int db) const { return dbs_[static_cast<size_t>(db)]->size(); }
+  size_t keys_with_deadline_of(int db) const {
+    return dbs_[static_cast<size_t>(db)]->keys_with_deadline();
+  }
+  int64_t AverageTtl(int db, int64_t now) const;
+  // SWAPDB: the two databases exchange their keys (clients stay where they are).
+  void SwapDatabases(int a, int b);
+  // Whether `key` is stored in database `db`, expired or not (WATCH).
+  bool ContainsIn(int db, std::string_view key) {
+    return dbs_[static_cast<size_t>(db)]->Contains(key);
+  }
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
 
@@ -104,20 +133,26 @@ class Store {
   void set_log(aof::Batch* batch) {
     log_ = batch;
     last_mark_valid_ = false;
+    logged_db_ = -1;
   }
   aof::Batch* log() const { return log_; }
-  // The next record with an absolute time repeats the clock annotation (a
-  // rewrite started: the new file must state its own).
-  void ForgetClockMark() { last_mark_valid_ = false; }
+  // The next record with an absolute time repeats the clock annotation, and
+  // the next record its SELECT (a rewrite started: the new file must state
+  // its own).
+  void ForgetClockMark() {
+    last_mark_valid_ = false;
+    logged_db_ = -1;
+  }
   // The boot clock was warped (FAULT CLOCK): later annotations name `id`.
   void set_clock_id(std::string id) {
     clock_id_ = std::move(id);
     last_mark_valid_ = false;
   }
-  // Told about every key a write changes, and about FLUSHALL before the
-  // keys go: WATCH uses them.
-  void set_key_observer(KeyObserver f) { on_key_ = std::move(f); }
-  void set_flush_observer(std::function<void()> f) { on_flush_ = std::move(f); }
+  // Told about every key a write changes (with its database), and about
+  // FLUSHALL (db -1) / FLUSHDB before the keys go: WATCH uses them.
+  using DbKeyObserver = std::function<void(int db, std::string_view key)>;
+  void set_key_observer(DbKeyObserver f) { on_key_ = std::move(f); }
+  void set_flush_observer(std::function<void(int db)> f) { on_flush_ = std::move(f); }
   // Told about every key that expires (INFO's expired_keys).
   void set_expiry_observer(KeyObserver f) { on_expired_ = std::move(f); }
   // Told about every change a live write or an expiry makes to a key, with
@@ -130,24 +165,29 @@ class Store {
   // The live entry for `key`, or nullptr. An expired key is removed on the
   // spot and logged as DEL (lazy expiry). The lookup counts as an access of
   // the key (OBJECT IDLETIME) unless `touch` is false.
+  // In the selected database:
   const Keyspace::Entry* Find(std::string_view key, const TimeSnapshot& now, bool touch = true) {
-    return keys_.Find(key, now.mono, touch);
+    return cur_->Find(key, now.mono, touch);
   }
   // A random stored entry (perhaps expired: look it up with Find), or nullptr.
-  const Keyspace::Entry* RandomEntry() const { return keys_.RandomEntry(); }
+  const Keyspace::Entry* RandomEntry() const { return cur_->RandomEntry(); }
   // One step of a SCAN (Keyspace::Scan).
   template <typename F>
   uint64_t Scan(uint64_t cursor, F&& f) const {
-    return keys_.Scan(cursor, std::forward<F>(f));
+    return cur_->Scan(cursor, std::forward<F>(f));
   }
   // Whether `key` is stored, expired or not (no lazy expiry).
-  bool Contains(std::string_view key) { return keys_.Contains(key); }
-  size_t size() const { return keys_.size(); }
-  size_t keys_with_deadline() const { return keys_.keys_with_deadline(); }
+  bool Contains(std::string_view key) { return cur_->Contains(key); }
+  size_t size() const { return cur_->size(); }
+  size_t keys_with_deadline() const { return cur_->keys_with_deadline(); }
+  const Keyspace& keyspace() const { return *cur_; }
+  const Keyspace& keyspace_of(int db) const { return *dbs_[static_cast<size_t>(db)]; }
+  // Across the databases:
+  size_t total_size() const;
+  size_t total_keys_with_deadline() const;
   // The latest lease deadline of any key (INT64_MIN: no key has one).
-  int64_t MaxDeadline() const { return keys_.MaxDeadline(); }
-  size_t memory_bytes() const { return keys_.memory_bytes(); }
-  const Keyspace& keyspace() const { return keys_; }
+  int64_t MaxDeadline() const;
+  size_t memory_bytes() const;
 
   // ---- writes (each logs itself)
   // Stores `value` under `key` with `lease`. Lease::Keep keeps an existing
@@ -164,8 +204,10 @@ class Store {
   void SetDeadline(std::string_view key, int64_t deadline, const TimeSnapshot& now);
   // Removes an existing key's deadline.
   void Persist(std::string_view key);
-  // Removes every key.
+  // Removes every key of every database (FLUSHALL).
   void Clear();
+  // Removes every key of the selected database (FLUSHDB).
+  void ClearSelected();
 
   // A transaction (EXEC) brackets its records from the first one; a script
   // (`single_unwrapped`) only once it writes a second record, as Redis does
@@ -203,21 +245,25 @@ class Store {
   // changed something when this moved.
   uint64_t changes() const { return changes_; }
 
-  // ---- expiry and housekeeping
-  size_t ActiveExpireCycle(int64_t now, int64_t budget_us) {
-    return keys_.ActiveExpireCycle(now, budget_us);
-  }
-  bool RehashStep(int buckets) { return keys_.RehashStep(buckets); }
+  // ---- expiry and housekeeping (every database)
+  size_t ActiveExpireCycle(int64_t now, int64_t budget_us);
+  bool RehashStep(int buckets);
 
   // ---- the log's other readers
   // Applies one replayed record (the log is off meanwhile). A lease that
   // has ended since is applied anyway (a later record may extend it, or
   // PERSIST it, as happened live); FinishReplay() then drops every key whose
-  // lease has ended, and counts them.
-  void Replay(const aof::Record& record, ReplayClock& clock);
+  // lease has ended, and counts them. An error text for a record this
+  // server cannot apply (a SELECT of a database it does not have).
+  std::string Replay(const aof::Record& record, ReplayClock& clock);
+  // Why `record` cannot be replayed here (a database this server does not
+  // have), or "". Replay checks it too; the loader checks a whole unit first
+  // so a refused transaction leaves nothing half-applied.
+  std::string CheckReplayable(const aof::Record& record) const;
   size_t FinishReplay(ReplayClock& clock);
-  // The live dataset as records, for a rewrite: a clock annotation, then one
-  // `SET key value [PXAT t]` per live key. Runs in the rewrite's child.
+  // The live dataset as records, for a rewrite: a clock annotation, then for
+  // each database that has keys, SELECT and one `SET key value [PXAT t]` per
+  // live key. Runs in the rewrite's child.
   bool WriteSnapshot(aof::Batch& out, const std::function<bool()>& drain,
                      const TimeSnapshot& now) const;
 
@@ -225,15 +271,22 @@ class Store {
   // Counts the change, tells the observer, opens a pending MULTI. Whether
   // to write a record.
   bool Note(std::string_view key);
-  bool NoteFlush();
+  bool NoteIn(int db, std::string_view key);
+  bool NoteFlush(int db);
+  // The log says SELECT db before a record of another database.
+  void NoteDb(int db);
   // Opens the transaction in the log as needed before a record.
   void NoteTransaction();
   // Emits a clock annotation before a record with an absolute time when the
   // relation differs from the last one emitted.
   void NoteClock(const TimeSnapshot& now);
-  void OnExpired(std::string_view key);
+  void OnExpired(int db, std::string_view key);
 
-  Keyspace keys_;
+  std::vector<std::unique_ptr<Keyspace>> dbs_;
+  Keyspace* cur_ = nullptr;
+  int selected_ = 0;
+  int logged_db_ = -1;    // the database of the last record (-1: none yet)
+  size_t expire_db_ = 0;  // where the next active expiry cycle starts
   std::string clock_id_;
   aof::Batch* log_ = nullptr;
   uint64_t changes_ = 0;
@@ -243,8 +296,8 @@ class Store {
   size_t tx_first_offset_ = 0;  // kOpenOneRecord: where its record starts in the batch
   bool last_mark_valid_ = false;
   int64_t last_mark_offset_ = 0;
-  KeyObserver on_key_;
-  std::function<void()> on_flush_;
+  DbKeyObserver on_key_;
+  std::function<void(int db)> on_flush_;
   KeyObserver on_expired_;
   // The change observer: Observed (store.cc) captures a key before a
   // mutator runs and reports it after; only the outermost one reports.

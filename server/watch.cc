@@ -1,20 +1,34 @@
 #include "server/watch.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "server/session.h"
 #include "server/store.h"
 
 namespace latch {
 
-void WatchRegistry::Watch(Session& s, std::string_view key) {
+std::string WatchRegistry::Slot(int db, std::string_view key) {
+  std::string s(sizeof(db), '\0');
+  std::memcpy(s.data(), &db, sizeof(db));
+  s.append(key);
+  return s;
+}
+
+int WatchRegistry::SlotDb(std::string_view slot) {
+  int db;
+  std::memcpy(&db, slot.data(), sizeof(db));
+  return db;
+}
+
+void WatchRegistry::Watch(Session& s, int db, std::string_view key) {
+  std::string slot = Slot(db, key);
   for (const std::string& k : s.watched_keys) {
-    if (k == key) return;
+    if (k == slot) return;
   }
-  s.watched_keys.emplace_back(key);
-  auto it = watchers_.find(key);
-  if (it == watchers_.end())
-    it = watchers_.emplace(std::string(key), std::vector<Session*>{}).first;
+  s.watched_keys.push_back(slot);
+  auto it = watchers_.find(slot);
+  if (it == watchers_.end()) it = watchers_.emplace(slot, std::vector<Session*>{}).first;
   it->second.push_back(&s);
 }
 
@@ -29,18 +43,21 @@ void WatchRegistry::UnwatchAll(Session& s) {
   s.watched_key_touched = false;
 }
 
-void WatchRegistry::TouchedAll() {
-  // FLUSHALL touches the keys it removes (not the watched keys that do not
-  // exist, as in Redis).
-  for (auto& [k, sessions] : watchers_) {
-    if (!store_.Contains(k)) continue;
+void WatchRegistry::TouchedAll(int db) {
+  // FLUSHALL/FLUSHDB touch the keys they remove (not the watched keys that
+  // do not exist, as in Redis). SWAPDB calls this for both databases, before
+  // the swap: a watched key that exists on either side changes.
+  for (auto& [slot, sessions] : watchers_) {
+    int key_db = SlotDb(slot);
+    if (db >= 0 && key_db != db) continue;
+    if (!store_.ContainsIn(key_db, SlotKey(slot))) continue;
     for (Session* s : sessions) s->watched_key_touched = true;
   }
 }
 
-void WatchRegistry::Touched(std::string_view key) {
+void WatchRegistry::Touched(int db, std::string_view key) {
   if (watchers_.empty()) return;
-  auto it = watchers_.find(key);
+  auto it = watchers_.find(Slot(db, key));
   if (it == watchers_.end()) return;
   for (Session* s : it->second) s->watched_key_touched = true;
 }

@@ -2,8 +2,10 @@
 //
 // A session that WATCHes a key has its next EXEC fail (a null reply, nothing
 // runs) if any write touches that key before it, whoever makes it: the
-// Store tells the registry about every key a write changes, including keys
-// removed because their lease ran out.
+// Store tells the registry about every key a write changes, in which
+// database, including keys removed because their lease ran out. A key is
+// watched in the database the session had selected: the same name in
+// another database is another key.
 #pragma once
 
 #include <string>
@@ -18,17 +20,23 @@ class Store;
 
 class WatchRegistry {
  public:
-  // `store` answers whether a key exists, for FLUSHALL (which touches only
-  // the keys it removes).
+  // `store` answers whether a key exists, for FLUSHALL/FLUSHDB/SWAPDB
+  // (which touch only the keys they change).
   explicit WatchRegistry(Store& store) : store_(store) {}
 
-  void Watch(Session& s, std::string_view key);
+  void Watch(Session& s, int db, std::string_view key);
   void UnwatchAll(Session& s);
-  // A write changed `key`.
-  void Touched(std::string_view key);
-  // FLUSHALL is about to remove every key.
-  void TouchedAll();
+  // A write changed `key` in database `db`.
+  void Touched(int db, std::string_view key);
+  // FLUSHDB (or FLUSHALL, db -1) is about to remove every key of `db`.
+  void TouchedAll(int db);
   bool empty() const { return watchers_.empty(); }
+
+  // A watched key as Session::watched_keys holds it: the database (4 bytes)
+  // and the key's bytes; and back.
+  static std::string Slot(int db, std::string_view key);
+  static int SlotDb(std::string_view slot);
+  static std::string_view SlotKey(std::string_view slot) { return slot.substr(sizeof(int)); }
 
  private:
   struct StringHash {

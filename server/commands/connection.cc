@@ -80,7 +80,7 @@ std::string ClientLine(int64_t now, const Session& c, size_t argv_bytes) {
   line += " age=" + std::to_string((now - c.created_ms) / 1000);
   line += " idle=" + std::to_string((now - c.last_interaction_ms) / 1000);
   line += " flags=" + flags;
-  line += " db=0 sub=0 psub=0 ssub=0";
+  line += " db=" + std::to_string(c.db) + " sub=0 psub=0 ssub=0";
   line += " multi=" + std::to_string(c.in_multi ? static_cast<int64_t>(c.queued.size()) : -1);
   line += " qbuf=" + std::to_string(b.query);
   line += " qbuf-free=" + std::to_string(b.query_capacity - b.query);
@@ -258,11 +258,15 @@ void Select(CommandContext& ctx) {
     ctx.reply.Error("ERR value is out of range, value must between -2147483648 and 2147483647");
     return;
   }
-  if (*index != 0) {
-    // One keyspace: a lock server has no use for numbered databases.
+  if (*index < 0 || *index >= ctx.store.databases()) {
     ctx.reply.Error("ERR DB index is out of range");
     return;
   }
+  // The session's database from now on; the gate selects it in the Store
+  // before each command. (Inside a known script, only for the rest of the
+  // script: the runner puts the caller's back, as Redis 7 does.)
+  ctx.session.db = static_cast<int>(*index);
+  ctx.store.Select(ctx.session.db);
   ctx.reply.Ok();
 }
 

@@ -181,8 +181,8 @@ void FaultClear(CommandContext& ctx) {
 
 void FaultHelp(CommandContext& ctx) {
   static const char* kLines[] = {
-      "FAULT <subcommand> [<arg> [value] [opt] ...]. Subcommands are (enable-fault-injection "
-      "yes):",
+      ("FAULT <subcommand> [<arg> [value] [opt] ...]. Subcommands are (enable-fault-injection "
+       "yes):"),
       "CLOCK RATE <factor>",
       "    The lease clock runs at <factor> times real speed (2: a 2 s lease ends after 1 s).",
       "CLOCK JUMP <ms>",

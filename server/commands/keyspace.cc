@@ -1,5 +1,6 @@
-// Keyspace commands: DBSIZE, FLUSHALL, FLUSHDB, and the ones that look
-// around it: KEYS, SCAN, TYPE, RANDOMKEY, TOUCH, OBJECT.
+// Keyspace commands: DBSIZE, FLUSHALL, FLUSHDB, the databases (SWAPDB,
+// MOVE; SELECT is a connection command), and the ones that look around:
+// KEYS, SCAN, TYPE, RANDOMKEY, TOUCH, OBJECT.
 //
 // "Which locks exist?" is `SCAN 0 MATCH lock:*` (or redis-cli --scan
 // --pattern 'lock:*'): a walk in small steps that never stops the server,
@@ -8,6 +9,8 @@
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <optional>
+#include <string>
 
 #include "common/glob.h"
 #include "server/commands/common.h"
@@ -18,15 +21,96 @@ void DbSize(CommandContext& ctx) {
   ctx.reply.Int(static_cast<int64_t>(ctx.store.size()));
 }
 
-// FLUSHALL / FLUSHDB [ASYNC|SYNC]: every key goes (a release of every lock).
+// FLUSHALL / FLUSHDB [ASYNC|SYNC]: every key goes, of every database or of
+// the selected one (a release of every lock there).
 void FlushAll(CommandContext& ctx) {
   if (ctx.argv.size() > 2 ||
       (ctx.argv.size() == 2 && !IsWord(ctx.argv[1], "ASYNC") && !IsWord(ctx.argv[1], "SYNC"))) {
     ctx.reply.Error(kSyntaxError);
     return;
   }
-  ctx.store.Clear();
+  if (ctx.name() == "flushdb") {
+    ctx.store.ClearSelected();
+  } else {
+    ctx.store.Clear();
+  }
   ctx.reply.Ok();
+}
+
+// ---------------------------------------------------------------- databases
+
+namespace {
+
+// A database number as Redis reads one: a C int (else `error`), then one
+// this server has (else "DB index is out of range").
+std::optional<int> DbArg(CommandContext& ctx, std::string_view arg, std::string_view error) {
+  auto v = ParseInt64(arg);
+  if (!v || *v < INT32_MIN || *v > INT32_MAX) {
+    if (error.empty()) {
+      ctx.reply.Error(v ? "ERR value is out of range, value must between -2147483648 and "
+                          "2147483647"
+                        : kNotInteger);
+    } else {
+      ctx.reply.Error("ERR " + std::string(error));
+    }
+    return std::nullopt;
+  }
+  if (*v < 0 || *v >= ctx.store.databases()) {
+    ctx.reply.Error("ERR DB index is out of range");
+    return std::nullopt;
+  }
+  return static_cast<int>(*v);
+}
+
+}  // namespace
+
+// SWAPDB a b: the two databases exchange their keys; clients stay on their
+// number, so they see the other keys at once (Redis's way to switch a
+// prepared dataset in).
+void SwapDb(CommandContext& ctx) {
+  auto a = DbArg(ctx, ctx.argv[1], "invalid first DB index");
+  if (!a) return;
+  auto b = DbArg(ctx, ctx.argv[2], "invalid second DB index");
+  if (!b) return;
+  if (*a != *b) ctx.store.SwapDatabases(*a, *b);
+  ctx.reply.Ok();
+}
+
+// MOVE key db: the key, with its lease, goes to another database if no key
+// of that name is there. In the log: its DEL here and its SET there, as one
+// transaction (effects, as everywhere).
+void Move(CommandContext& ctx) {
+  std::string_view key = ctx.argv[1];
+  const int src = ctx.store.selected();
+  auto dst = DbArg(ctx, ctx.argv[2], "");
+  if (!dst) return;
+  if (*dst == src) {
+    ctx.reply.Error("ERR source and destination objects are the same");
+    return;
+  }
+  const Keyspace::Entry* e = ctx.store.Find(key, ctx.now);
+  if (e == nullptr) {
+    ctx.reply.Int(0);
+    return;
+  }
+  std::string value(e->value());
+  int64_t deadline = e->deadline;
+  ctx.store.Select(*dst);
+  bool taken = ctx.store.Find(key, ctx.now) != nullptr;
+  ctx.store.Select(src);
+  if (taken) {
+    ctx.reply.Int(0);
+    return;
+  }
+  // The key's holder now holds it in another database: a grant there.
+  if (!ctx.AdmitGrant(deadline)) return;
+  Store::Atomic atomic(ctx.store);
+  ctx.store.Select(*dst);
+  ctx.store.Put(key, value, deadline == kNoDeadline ? Lease::None() : Lease::Until(deadline),
+                ctx.now);
+  ctx.store.Select(src);
+  ctx.store.Delete(key);
+  ctx.reply.Int(1);
 }
 
 // ---------------------------------------------------------------- KEYS, SCAN
@@ -258,6 +342,15 @@ void RegisterKeyspace(CommandRegistry& r) {
             srv("Remove all keys from all databases", "1.0.0",
                 "O(N) where N is the total number of keys in all databases"),
             {flush_type}));
+  r.Add(Cmd("swapdb", 3, kWrite | kFast, SwapDb, {"keyspace", "write", "fast", "dangerous"},
+            srv("Swaps two Redis databases", "4.0.0",
+                "O(N) where N is the count of clients watching or blocking on keys from both "
+                "databases."),
+            {Int("index1"), Int("index2")}));
+  r.Add(
+      Keys(Cmd("move", 3, kWrite | kFast | kLease, Move, {"keyspace", "write", "fast"},
+               {"Move a key to another database", "1.0.0", "generic", "O(1)"}, {Key(), Int("db")}),
+           1, 1, 1, {"RW", "access", "update"}));
   r.Add(Cmd("flushdb", -1, kWrite, FlushAll, {"keyspace", "write", "slow", "dangerous"},
             srv("Remove all keys from the current database", "1.0.0",
                 "O(N) where N is the number of keys in the selected database"),

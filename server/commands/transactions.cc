@@ -47,7 +47,11 @@ void Exec(CommandContext& ctx) {
   }
   // A watched key whose TTL ran out counts as changed even if nobody has
   // touched it since: looking it up removes it, which notifies the watchers.
-  for (const std::string& key : c.watched_keys) ctx.store.Find(key, ctx.now);
+  for (const std::string& slot : c.watched_keys) {
+    ctx.store.Select(WatchRegistry::SlotDb(slot));
+    ctx.store.Find(WatchRegistry::SlotKey(slot), ctx.now);
+  }
+  ctx.store.Select(c.db);
   std::vector<std::vector<std::string>> queued = std::move(c.queued);
   bool failed = c.multi_failed;
   bool touched = c.watched_key_touched;
@@ -83,7 +87,7 @@ void Watch(CommandContext& ctx) {
     // it is touched again; Find() removes it now, so the removal happens
     // before the watch begins.
     ctx.store.Find(ctx.argv[i], ctx.now);
-    ctx.control().watches().Watch(ctx.session, ctx.argv[i]);
+    ctx.control().watches().Watch(ctx.session, ctx.session.db, ctx.argv[i]);
   }
   ctx.reply.Ok();
 }

@@ -15,8 +15,9 @@
 #include "common/sha1.h"
 #include "protocol/text.h"
 #include "server/control.h"
-#include "server/store.h"
 #include "server/scripting/runner.h"
+#include "server/session.h"
+#include "server/store.h"
 
 namespace latch::scripting {
 
@@ -111,8 +112,10 @@ void RedlockExtend(ScriptRun& s) {
 // ---- npm @sesamecare-oss/redlock 1.4.0 (build/scripts.js): ARGV[1] db,
 // ARGV[2] value, ARGV[3] ttl. Each starts with
 //   redis.pcall("SELECT", tonumber(ARGV[1]))
-// latch has one keyspace: SELECT 0 is a no-op and any other index fails,
-// which the pcall ignores, so the script goes on in the one keyspace.
+// The SELECT lasts for the rest of the script (RunKnownScript puts the
+// caller back in its own database afterwards, as Redis 7 does); an index
+// that is not a number or past `databases` fails, the pcall ignores the
+// error, and the script goes on in the caller's database.
 bool SesameSelect(ScriptRun& s) {
   return s.PCall({"SELECT", LuaToNumber(s.Arg(1))});
 }
@@ -450,7 +453,12 @@ void RunKnownScript(const KnownScript& script, CommandContext& ctx,
   // A script's writes are one effect: two or more are logged as a
   // transaction, so a replay never applies half a script.
   ctx.store.BeginTransaction(/*single_unwrapped=*/true);
+  const int db = ctx.session.db;
   script.run(run);
+  // A SELECT inside the script (@sesamecare-oss/redlock's) lasts for the
+  // rest of the script only: the caller stays in its database, as Redis 7.
+  ctx.session.db = db;
+  ctx.store.Select(db);
   ctx.store.EndTransaction();
 }
 

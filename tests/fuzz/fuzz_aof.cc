@@ -11,7 +11,9 @@
 //  1. frames the bytes with a model written here, from the format's rules
 //     (RESP arrays cut by the strict request parser and checked by
 //     aof::Decode; '#' lines are annotations, the latch-clock one decoded;
-//     MULTI … EXEC applied as a whole), applying records to a simple map;
+//     MULTI … EXEC applied as a whole), applying records to a simple map
+//     per database (16, the default; a unit that names a database past them
+//     refuses the load there);
 //  2. reads the same bytes with aof::Reader and checks it agrees with the
 //     model: the same records in the same units, the same safe offset, the
 //     same verdict (end, truncated tail, corruption);
@@ -84,9 +86,15 @@ void WriteFile(const std::string& path, std::string_view bytes) {
   ::close(fd);
 }
 
-// The model: key → (value, deadline), and the clock relation in force.
+constexpr int kDatabases = 16;
+
+// The model: (database, key) → (value, deadline), the selected database, and
+// the clock relation in force.
 struct Model {
-  std::map<std::string, std::pair<std::string, int64_t>, std::less<>> keys;
+  using Keys = std::map<std::string, std::pair<std::string, int64_t>, std::less<>>;
+  Keys dbs[kDatabases];
+  int db = 0;
+  Keys& keys() { return dbs[db]; }
   bool have_mark = false;
   std::string mark_id;
   int64_t mark_offset = 0;
@@ -98,13 +106,22 @@ int64_t NonZero(int64_t d) {
 
 // After the last record: every lease that has ended is gone.
 void Expire(Model& m, latch::TimeSnapshot now) {
-  for (auto it = m.keys.begin(); it != m.keys.end();) {
-    if (it->second.second != latch::kNoDeadline && now.mono > it->second.second) {
-      it = m.keys.erase(it);
-    } else {
-      ++it;
+  for (Model::Keys& keys : m.dbs) {
+    for (auto it = keys.begin(); it != keys.end();) {
+      if (it->second.second != latch::kNoDeadline && now.mono > it->second.second) {
+        it = keys.erase(it);
+      } else {
+        ++it;
+      }
     }
   }
+}
+
+// Whether the record names a database the server (kDatabases) lacks.
+bool BeyondDatabases(const latch::aof::Record& r) {
+  using latch::aof::Op;
+  return (r.op == Op::kSelect && r.db >= kDatabases) ||
+         (r.op == Op::kSwapDb && (r.db >= kDatabases || r.db2 >= kDatabases));
 }
 
 int64_t ModelDeadline(const Model& m, int64_t unix_ms, latch::TimeSnapshot now) {
@@ -125,27 +142,35 @@ void ApplyToModel(Model& m, const latch::aof::Record& r, latch::TimeSnapshot now
       // extend them): Expire() below.
       int64_t deadline = latch::kNoDeadline;
       if (r.unix_ms != 0) deadline = NonZero(ModelDeadline(m, r.unix_ms, now));
-      m.keys[std::string(r.key)] = {std::string(r.value), deadline};
+      m.keys()[std::string(r.key)] = {std::string(r.value), deadline};
       return;
     }
     case Op::kDel:
-      for (std::string_view k : r.keys) m.keys.erase(std::string(k));
+      for (std::string_view k : r.keys) m.keys().erase(std::string(k));
       return;
     case Op::kPExpireAt: {
-      auto it = m.keys.find(r.key);
-      if (it != m.keys.end()) it->second.second = NonZero(ModelDeadline(m, r.unix_ms, now));
+      auto it = m.keys().find(r.key);
+      if (it != m.keys().end()) it->second.second = NonZero(ModelDeadline(m, r.unix_ms, now));
       return;
     }
     case Op::kPersist: {
-      auto it = m.keys.find(r.key);
-      if (it != m.keys.end()) it->second.second = latch::kNoDeadline;
+      auto it = m.keys().find(r.key);
+      if (it != m.keys().end()) it->second.second = latch::kNoDeadline;
       return;
     }
     case Op::kFlushAll:
-      m.keys.clear();
+      for (Model::Keys& keys : m.dbs) keys.clear();
+      return;
+    case Op::kFlushDb:
+      m.keys().clear();
+      return;
+    case Op::kSwapDb:
+      std::swap(m.dbs[r.db], m.dbs[r.db2]);
+      return;
+    case Op::kSelect:
+      m.db = static_cast<int>(r.db);
       return;
     case Op::kFence:
-    case Op::kSelect:
     case Op::kMulti:
     case Op::kExec:
       return;
@@ -158,6 +183,10 @@ struct Verdict {
   size_t safe_offset = 0;  // end of the last complete unit
   uint64_t units = 0;      // units with at least one record
   uint64_t records = 0;    // records in complete units (annotations included)
+  // The replay refuses the first complete unit that names a database past
+  // kDatabases, at the offset before it (-1: none does); the model applies
+  // nothing from there on.
+  int64_t refused_at = -1;
 };
 
 // Frames the log with the format's rules, independently of aof::Reader.
@@ -253,9 +282,13 @@ Verdict Frame(std::string_view log, Model& model, latch::TimeSnapshot now) {
         v.kind = Verdict::kCorrupt;
         break;
       }
-      // Apply the whole transaction now.
+      // Apply the whole transaction now, unless the replay refuses it.
+      std::vector<latch::aof::Record> decoded;
+      // A Record's views point into `views`, which must outlive them.
+      std::vector<std::vector<std::string_view>> views_of;
+      views_of.reserve(tx.size());
       for (const auto& args : tx) {
-        std::vector<std::string_view> views(args.begin(), args.end());
+        const auto& views = views_of.emplace_back(args.begin(), args.end());
         latch::aof::Record r;
         if (!args.empty() && args[0] == "#") {
           if (args[1].rfind("#latch-clock ", 0) == 0) {
@@ -268,7 +301,13 @@ Verdict Frame(std::string_view log, Model& model, latch::TimeSnapshot now) {
         } else {
           latch::aof::Decode(views, &r);
         }
-        ApplyToModel(model, r, now);
+        decoded.push_back(r);
+      }
+      bool refused = false;
+      for (const auto& r : decoded) refused = refused || BeyondDatabases(r);
+      if (refused && v.refused_at < 0) v.refused_at = static_cast<int64_t>(v.safe_offset);
+      if (v.refused_at < 0) {
+        for (const auto& r : decoded) ApplyToModel(model, r, now);
       }
       v.records += tx_records + 1;
       if (!tx.empty()) ++v.units;
@@ -289,7 +328,9 @@ Verdict Frame(std::string_view log, Model& model, latch::TimeSnapshot now) {
       pos += len;
       continue;
     }
-    ApplyToModel(model, rec, now);
+    if (BeyondDatabases(rec) && v.refused_at < 0)
+      v.refused_at = static_cast<int64_t>(v.safe_offset);
+    if (v.refused_at < 0) ApplyToModel(model, rec, now);
     ++v.records;
     ++v.units;
     pos += len;
@@ -351,7 +392,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   latch::Config config;
   config.appendfilename = path;
   config.aof_load_truncated = load_truncated;
-  latch::Store store(kClockId);
+  latch::Store store(kClockId, kDatabases);
   latch::Replay replay(config, store);
   Check(!replay.Open().has_value(), "cannot open the log");
   latch::ReplayClock clock;
@@ -363,7 +404,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } while (state == latch::Replay::State::kMore);
 
   const std::string where = "offset " + std::to_string(expected.safe_offset);
-  if (expected.kind == Verdict::kCorrupt) {
+  if (expected.refused_at >= 0) {
+    // Too few databases: refused at that unit, before any later corruption or
+    // tail, and the file is left alone.
+    Check(state == latch::Replay::State::kFailed, "a SELECT past `databases` loaded");
+    Check(replay.error().find("offset " + std::to_string(expected.refused_at) + ":") !=
+              std::string::npos,
+          "refusal reported elsewhere", replay.error());
+    struct stat st {};
+    Check(::stat(path.c_str(), &st) == 0 && static_cast<size_t>(st.st_size) == log.size(),
+          "a refused file was changed");
+  } else if (expected.kind == Verdict::kCorrupt) {
     Check(state == latch::Replay::State::kFailed, "corruption not reported");
     Check(replay.error().find(where) != std::string::npos, "corruption reported elsewhere",
           replay.error());
@@ -384,12 +435,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   // The keyspace against the model (a refused log still applied the units
   // before the bad one).
-  Check(store.size() == model.keys.size(), "keyspace size differs from the model");
-  for (const auto& [key, entry] : model.keys) {
-    const latch::Keyspace::Entry* e = store.Find(key, now);
-    Check(e != nullptr, "a key of the model is missing", key);
-    Check(e->value() == entry.first, "value differs from the model", key);
-    Check(e->deadline == entry.second, "deadline differs from the model", key);
+  for (int db = 0; db < kDatabases; ++db) {
+    store.Select(db);
+    Check(store.size() == model.dbs[db].size(), "keyspace size differs from the model");
+    for (const auto& [key, entry] : model.dbs[db]) {
+      const latch::Keyspace::Entry* e = store.Find(key, now);
+      Check(e != nullptr, "a key of the model is missing", key);
+      Check(e->value() == entry.first, "value differs from the model", key);
+      Check(e->deadline == entry.second, "deadline differs from the model", key);
+    }
   }
   return 0;
 }

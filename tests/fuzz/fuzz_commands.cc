@@ -160,7 +160,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   // One applier: replaying the log rebuilds the live keyspace exactly.
   latch::TimeSnapshot now = ts.server().Now();
-  latch::Store replayed(ts.clock().Id());
+  latch::Store replayed(ts.clock().Id(), ts.server().store().databases());
   std::string err = latch::test::ReplayInto(log.bytes(), ts.clock().Id(), now, &replayed);
   Check(err.empty(), "the log the commands wrote does not read back", err);
   Check(latch::test::LiveKeys(replayed, now.mono) ==

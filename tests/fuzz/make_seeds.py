@@ -75,6 +75,10 @@ sessions = [
     encode("CLIENT", "SETNAME", "x") + encode("CLIENT", "LIST") + encode("INFO")
     + encode("DBSIZE") + encode("TIME") + encode("FLUSHALL") + encode("COMMAND", "COUNT"),
     encode("MONITOR") + encode("SET", "k", "v") + encode("QUIT") + encode("PING"),
+    encode("SELECT", "3") + encode("SET", "k", "3", "PX", "5000") + encode("MOVE", "k", "0")
+    + encode("SWAPDB", "0", "3") + encode("MULTI") + encode("SET", "a", "3") + encode("SELECT", "1")
+    + encode("SET", "a", "1") + encode("FLUSHDB") + encode("EXEC") + encode("DBSIZE")
+    + encode("SELECT", "16") + encode("SWAPDB", "0", "16") + encode("MOVE", "a", "1"),
     b"PING\r\nECHO \"hello\\x00world\"\r\nSET k v\r\n",
 ]
 # The known lock scripts (tests/unit/known_scripts_test.cc), by SHA1, with the
@@ -144,7 +148,28 @@ tx = encode("MULTI") + encode("SET", "t", "1") + encode("DEL", "lock") + encode(
 logs = [log, log[:-7], log + b"*2\r\n$3\r\nDEL\r\n$1", log.replace(b"PXAT", b"PXAX", 1),
         encode("SET", "k") + log, b"SET k v\r\n", encode("SELECT", "1"), b"*1\r\n$3\r\nDEL\n\n",
         log + tx, log + tx[:-14], tx + encode("EXEC"), encode("MULTI") + tx]
-aof = [b"\x01" + l for l in logs] + [b"\x00" + log[:-3]]
+# Databases: keys in several, FLUSHDB and SWAPDB, a transaction across two,
+# and a SELECT past the 16 databases (refused at its unit).
+dbs = (encode("SELECT", "3") + encode("SET", "a", "3") + encode("SELECT", "15")
+       + encode("SET", "a", "15") + encode("SWAPDB", "3", "15") + encode("SELECT", "0")
+       + encode("MULTI") + encode("SET", "b", "0") + encode("SELECT", "7") + encode("SET", "b", "7")
+       + encode("EXEC") + encode("FLUSHDB"))
+logs += [dbs, dbs + encode("SELECT", "16") + encode("SET", "x", "y"),
+         dbs + encode("SWAPDB", "0", "99"), encode("MULTI") + encode("SELECT", "2147483647")
+         + encode("EXEC") + log[:-3]]
+# Annotations: clock relations (ours and a foreign boot's), a Redis 7
+# timestamp line, fencing tokens before a SET and inside a transaction.
+pxat = encode("SET", "lock", "tok", "PXAT", "1700000030000")
+logs += [
+    b"#latch-clock fuzz-clock 5000000 1700000000000\r\n" + pxat + b"#TS:1700000000\r\n"
+    + encode("PEXPIREAT", "lock", "1700000060000")
+    + b"#latch-clock other-boot 10 1700000001000\r\n"
+    + encode("SET", "x", "y", "PXAT", "1700000031000"),
+    b"#latch-clock fuzz-clock 5000000 1700000000000\r\n#latch-fence 42\r\n" + pxat
+    + encode("MULTI") + b"#latch-fence 43\r\n" + encode("SET", "l2", "t", "PXAT", "1700000030000")
+    + encode("DEL", "lock") + encode("EXEC"),
+]
+aof = [b"\x01" + l for l in logs] + [b"\x00" + log[:-3]] + [b"\x00" + l for l in logs[-2:]]
 
 # Lines for the splitter: quoting and escapes.
 lines = [

@@ -4,6 +4,7 @@ disk, and LOADING during replay. Every test runs the real latch-server."""
 
 import os
 import random
+import re
 import shutil
 import subprocess
 import threading
@@ -169,7 +170,9 @@ def test_kill9_under_load_loses_no_acknowledged_write(tmp_path, cycles):
 
 
 def make_log(tmp_path, n=20):
-    """A clean log with n SETs; returns (node, record start offsets)."""
+    """A clean log with n SETs; returns (node, data, the offsets where the
+    SETs start). Annotation lines and the SELECT 0 before the first SET are
+    skipped."""
     node = Node(str(tmp_path), *BASE).start()
     with node.conn() as c:
         for i in range(n):
@@ -182,8 +185,11 @@ def make_log(tmp_path, n=20):
         if data[pos:pos + 1] == b"#":  # an annotation line (the log's id, clock marks)
             pos = data.index(b"\n", pos) + 1
             continue
-        starts.append(pos)
-        _, pos = lt.parse_reply(data, pos)
+        record, end = lt.parse_reply(data, pos)
+        if record[0] == b"SET":
+            starts.append(pos)
+        pos = end
+    assert len(starts) == n
     return node, data, starts
 
 
@@ -361,4 +367,106 @@ def test_clients_get_loading_during_replay(tmp_path):
     assert node.cmd("DBSIZE") == 600000
     log = node.log_text()
     assert "DB loaded from append only file: 600000 keys loaded, 0 keys already expired" in log
+    node.stop()
+
+
+def db_snapshot(node, dbs=16):
+    """{(db, key): (value, has_ttl)} for every key of every database."""
+    out = {}
+    with node.conn() as c:
+        for db in range(dbs):
+            c.cmd("SELECT", db)
+            for k in c.cmd("KEYS", "*"):
+                out[(db, k)] = (c.cmd("GET", k), c.cmd("PTTL", k) > 0)
+    return out
+
+
+def test_databases_survive_a_crash_a_rewrite_and_a_restart(tmp_path):
+    """Keys in databases 0-15 come back in their own databases after kill -9
+    (every record is preceded by the SELECT of its database), after a rewrite
+    (the snapshot SELECTs each database that has keys), and the log stays one
+    that redis-check-aof accepts and redis-server itself loads."""
+    node = Node(str(tmp_path), *BASE, "--appendfsync", "always").start()
+    rng = random.Random(18)
+    with node.conn() as c, node.conn() as other:
+        for i in range(600):
+            db = rng.randrange(16)
+            c.cmd("SELECT", db)
+            k = "k%d" % rng.randrange(40)
+            op = rng.random()
+            if op < 0.6:
+                c.cmd("SET", k, "v%d.%d" % (db, i), "PX", 600000) if op < 0.3 else \
+                    c.cmd("SET", k, "v%d.%d" % (db, i))
+            elif op < 0.7:
+                c.cmd("MOVE", k, rng.randrange(16))
+            elif op < 0.75:
+                c.cmd("SWAPDB", db, rng.randrange(16))
+            elif op < 0.77:
+                c.cmd("FLUSHDB")
+            elif op < 0.85:
+                # A transaction across databases, from another connection.
+                other.cmd("MULTI")
+                other.cmd("SELECT", rng.randrange(16))
+                other.cmd("SET", k, "tx%d" % i)
+                other.cmd("SELECT", rng.randrange(16))
+                other.cmd("DEL", k)
+                other.cmd("SELECT", 0)
+                other.cmd("EXEC")
+            else:
+                c.cmd("DEL", k)
+    before = db_snapshot(node)
+    assert len({db for db, _ in before}) >= 10, before
+    node.kill9()
+    node.start()
+    assert db_snapshot(node) == before
+    assert node.cmd("BGREWRITEAOF") == b"Background append only file rewriting started"
+    assert wait_until(lambda: node.info("persistence").get("aof_rewrites") == "1", 20)
+    node.kill9()
+    node.start()
+    assert db_snapshot(node) == before
+    node.stop()
+    rc, out = redis_check_aof(node.aof)
+    assert rc == 0 and "is valid" in out, out
+    p = subprocess.run([check_aof_tool(), node.aof], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, timeout=60)
+    assert p.returncode == 0, p.stdout
+    # redis-server 7.0 loads latch's log as an old-style AOF: the same keys in
+    # the same databases.
+    rdir = tmp_path / "redis"
+    rdir.mkdir()
+    shutil.copy(node.aof, rdir / "latch.aof")
+    redis = lt.ServerProcess("redis", lambda port: [
+        lt.redis_server_binary(), "--port", str(port), "--save", "", "--appendonly", "yes",
+        "--appendfilename", "latch.aof", "--dir", str(rdir)], str(tmp_path)).start()
+    try:
+        loaded = {}
+        with redis.conn() as c:
+            for db in range(16):
+                c.cmd("SELECT", db)
+                for k in c.cmd("KEYS", "*"):
+                    loaded[(db, k)] = (c.cmd("GET", k), c.cmd("PTTL", k) > 0)
+        assert loaded == before
+    finally:
+        redis.stop()
+
+
+def test_a_log_with_more_databases_than_configured_is_refused(tmp_path):
+    """Started with fewer databases than its log uses, latch refuses to start,
+    names the offset and the setting, and leaves the file as it was."""
+    node = Node(str(tmp_path), *BASE).start()
+    with node.conn() as c:
+        c.cmd("SET", "a", "0")
+        c.cmd("SELECT", 9)
+        c.cmd("SET", "b", "9")
+    node.stop()
+    size = os.path.getsize(node.aof)
+    rc, out = node.run_to_exit("--databases", "4")
+    assert rc != 0
+    assert "SELECT 9, but this server has 4 databases" in out, out
+    assert re.search(r"at offset \d+", out), out
+    assert os.path.getsize(node.aof) == size
+    node.start("--databases", "10")
+    with node.conn() as c:
+        c.cmd("SELECT", 9)
+        assert c.cmd("GET", "b") == b"9"
     node.stop()

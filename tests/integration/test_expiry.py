@@ -103,6 +103,27 @@ def test_many_keys_reclaimed_without_clients(server):
         assert c.cmd("DBSIZE") == 0
 
 
+def test_the_cycle_reclaims_keys_in_every_database(server):
+    """Keys with a short TTL in databases 0, 7 and 15 all go without being
+    touched; the cycle visits every database, not just the selected one."""
+    with server.conn(timeout=30) as c:
+        before = int(stats(c)["expired_keys"])
+        for db in (0, 7, 15):
+            c.cmd("SELECT", db)
+            c.send(b"".join(encode("SET", "tmp:%d" % i, "v", "PX", "50") for i in range(2000)))
+            assert c.read_n_raw(2000) == b"+OK\r\n" * 2000
+            c.cmd("SET", "keep", "v")
+        c.cmd("SELECT", 3)  # the connection waits in a database without keys
+
+        def rows():
+            text = c.cmd("INFO", "keyspace").decode()
+            return [l for l in text.split("\r\n") if l.startswith("db")]
+
+        assert lt.wait_for(lambda: int(stats(c)["expired_keys"]) - before == 6000, 5,
+                           interval=0.05), rows()
+        assert rows() == ["db%d:keys=1,expires=0,avg_ttl=0" % db for db in (0, 7, 15)]
+
+
 @pytest.mark.parametrize("kind", ["latch", "redis"])
 def test_expired_keys_reclaimed_among_long_ttl_keys(server_factory, kind):
     """Short-lived keys are reclaimed promptly even when many long-lived keys

@@ -200,26 +200,29 @@ def make_drift_history(d, drift_factor):
     """Runs the fast-clock scenario on a fresh fixture; returns the client
     history path."""
     out = json.loads(fx("up", "--nodes", 3, "--dir", d, "--json").stdout)
-    ports = [n["port"] for n in out["nodes"]]
-    fx("fault", 0, "CLOCK", "RATE", "4", "--dir", d)
-    fx("fault", 2, "PARTITION", "A", "--dir", d)
-    events = []
-    granted, validity, t = redlock_acquire("A", ports, "res", "tokA", 2000, drift_factor)
-    assert granted == [0, 1], granted
-    events.append({"t": t * 1000, "client": "A", "ev": "acquire", "key": "res"})
-    events.append({"t": time.time() * 1000, "client": "A", "ev": "acquired", "key": "res",
-                   "token": "tokA", "validity_ms": validity})
-    time.sleep(0.7)  # node 0 expired A's 2 s lease after 0.5 s
-    granted, validity, t = redlock_acquire("B", ports, "res", "tokB", 2000, 0.01)
-    assert granted == [0, 2], granted
-    events.append({"t": time.time() * 1000, "client": "B", "ev": "acquired", "key": "res",
-                   "token": "tokB", "validity_ms": validity})
-    time.sleep(0.2)
-    path = os.path.join(d, "client-history.jsonl")
-    with open(path, "w") as f:
-        for e in events:
-            f.write(json.dumps(e) + "\n")
-    fx("down", "--dir", d, "--keep")
+    try:
+        ports = [n["port"] for n in out["nodes"]]
+        fx("fault", 0, "CLOCK", "RATE", "4", "--dir", d)
+        fx("fault", 2, "PARTITION", "A", "--dir", d)
+        events = []
+        granted, validity, t = redlock_acquire("A", ports, "res", "tokA", 2000, drift_factor)
+        assert granted == [0, 1], granted
+        events.append({"t": t * 1000, "client": "A", "ev": "acquire", "key": "res"})
+        events.append({"t": time.time() * 1000, "client": "A", "ev": "acquired", "key": "res",
+                       "token": "tokA", "validity_ms": validity})
+        time.sleep(0.7)  # node 0 expired A's 2 s lease after 0.5 s
+        granted, validity, t = redlock_acquire("B", ports, "res", "tokB", 2000, 0.01)
+        assert granted == [0, 2], granted
+        events.append({"t": time.time() * 1000, "client": "B", "ev": "acquired", "key": "res",
+                       "token": "tokB", "validity_ms": validity})
+        time.sleep(0.2)
+        path = os.path.join(d, "client-history.jsonl")
+        with open(path, "w") as f:
+            for e in events:
+                f.write(json.dumps(e) + "\n")
+    finally:
+        # The nodes run detached: stop them even when the scenario failed.
+        fx("down", "--dir", d, "--keep")
     return path
 
 

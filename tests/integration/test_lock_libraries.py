@@ -256,6 +256,50 @@ def test_redlock_three_nodes_one_killed(name, kind, node_env, server_factory):
             assert script_calls(srv) > 0
 
 
+def _keyspace_dbs(srv):
+    with srv.conn() as c:
+        return [l.split(":")[0] for l in c.cmd("INFO", "keyspace").decode().split("\r\n")
+                if l.startswith("db")]
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_library_in_another_database(name, node_env, server_factory):
+    """The same scenario with the library's clients in database 5: every
+    lock lands in 5 (its records say SELECT 5), none in 0."""
+    (srv,) = start_nodes(server_factory, "latch", 1)
+    env = dict(node_env["env"], LOCK_DBS="5")
+    # A key of the same name in database 0 must not get in the way.
+    with srv.conn() as c:
+        c.cmd("SET", "res", "someone-else")
+        c.cmd("SET", "locks:res", "someone-else")
+    steps, _ = run_program(program_argv(name, node_env), [srv], env)
+    assert steps == SINGLE_STEPS[name]
+    with srv.conn() as c:
+        assert c.cmd("GET", "res") == b"someone-else"
+        assert c.cmd("DBSIZE") == 2
+    with open(os.path.join(srv.workdir, "latch-data", "latch.aof"), "rb") as f:
+        log = f.read()
+    assert lt.encode("SELECT", "5") in log and b"EVAL" not in log.upper()
+
+
+@pytest.mark.parametrize("name", sorted(n for n, p in PROGRAMS.items() if p[2]))
+def test_redlock_nodes_in_different_databases(name, node_env, server_factory):
+    """RedLock whose servers are each used in another database (1, 2, 3; the
+    sesamecare library has one `db` setting for all, 2)."""
+    nodes = start_nodes(server_factory, "latch", 3)
+    dbs = ["2", "2", "2"] if name == "sesamecare-redlock" else ["1", "2", "3"]
+    env = dict(node_env["env"], LOCK_DBS=",".join(dbs))
+    steps, _ = run_program(program_argv(name, node_env), nodes, env)
+    assert steps[:3] == ["acquired", "blocked", "kill"] and steps[-1] == "done"
+    for srv, db in zip(nodes[:2], dbs):
+        assert srv.alive(), srv.log_text()
+        with open(os.path.join(srv.workdir, "latch-data", "latch.aof"), "rb") as f:
+            log = f.read()
+        assert lt.encode("SELECT", db) in log
+        assert lt.encode("SELECT", "0") not in log
+        assert _keyspace_dbs(srv) in ([], ["db" + db])
+
+
 # ---------------------------------------------------------------- Lua vs native
 
 
@@ -281,14 +325,17 @@ STATES = [
 ]
 KEY_SETS = [[], ["a"], ["a", "b"], ["a", "b", "c"]]
 # ARGV lists covering each script's layout. ARGV[1] of the sesamecare scripts
-# (the database) is only ever 0 or not a number here: redis-server would
-# really switch databases inside the script, latch has one keyspace.
+# is the database the script SELECTs: 0, 3 and 15 exist, 16 does not, and a
+# string is not a number (the pcall swallows both errors). The GETs that
+# follow run in database 0, so a script that wrote to 3 leaves them nil on
+# both servers.
 ARG_SETS = [
     [], ["tok"], ["other"], ["tok", "5000"], ["tok", "0"], ["tok", "-5"], ["tok", "abc"],
     ["tok", "1.5"], ["tok", " 1e3 "], ["tok", "5000", "0"], ["tok", "5000", "1"],
     ["tok", "x", "0"], ["tok", "0.5", "0"], ["tok", "100", "5000"], ["tok", "200000", "5000"],
     ["tok", "abc", "5000"], ["tok", "100", "abc"], ["tok", "100", "1e20"], ["tok", "100", "0x10"],
     ["0", "tok", "5000"], ["x", "tok", "5000"], ["0", "other", "5000"], ["0", "tok"],
+    ["3", "tok", "5000"], ["15", "tok"], ["16", "tok", "5000"],
     ["va", "vb", "5000"], ["tok", "tok", "tok", "5000"],
 ]
 

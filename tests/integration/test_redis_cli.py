@@ -97,8 +97,13 @@ def test_one_shot_commands_print_like_redis(servers, mode):
 
 def test_one_shot_latch_only_commands(latch_server):
     port = latch_server.port
-    assert cli(port, "--no-raw", "SELECT", "1") == \
-        (0, b"(error) ERR DB index is out of range\n", b"")
+    # redis-cli -n selects a database before the command.
+    assert cli(port, "-n", "3", "SET", "where", "three") == (0, b"OK\n", b"")
+    assert cli(port, "-n", "3", "GET", "where") == (0, b"three\n", b"")
+    assert cli(port, "--no-raw", "GET", "where") == (0, b"(nil)\n", b"")
+    # Past the 16 databases redis-cli reports the SELECT error and stays in 0.
+    assert cli(port, "-n", "16", "GET", "where") == \
+        (0, b"\n", b"SELECT 16 failed: ERR DB index is out of range\n")
     assert cli(port, "--no-raw", "SET", "lock", "tok", "NX", "PX", "30000") == (0, b"OK\n", b"")
     assert cli(port, "--no-raw", "SET", "lock", "tok2", "IFEQ", "nope") == (0, b"(nil)\n", b"")
     assert cli(port, "SET", "d", "hello") == (0, b"OK\n", b"")

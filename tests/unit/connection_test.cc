@@ -172,7 +172,17 @@ TEST_F(CommandsTest, HelloErrorsKeepTheProtocol) {
 
 TEST_F(CommandsTest, Select) {
   EXPECT_EQ(Run({"SELECT", "0"}), kOk);
-  EXPECT_EQ(Run({"SELECT", "1"}), "-ERR DB index is out of range\r\n");
+  // Each database is its own keyspace; the connection stays in the one it
+  // selected last.
+  EXPECT_EQ(Run({"SET", "k", "zero"}), kOk);
+  EXPECT_EQ(Run({"SELECT", "15"}), kOk);
+  EXPECT_EQ(Run({"GET", "k"}), kNull);
+  EXPECT_EQ(Run({"SET", "k", "fifteen"}), kOk);
+  EXPECT_EQ(Run({"DBSIZE"}), Int(1));
+  EXPECT_EQ(Run({"SELECT", "0"}), kOk);
+  EXPECT_EQ(Run({"GET", "k"}), Bulk("zero"));
+  // `databases` is 16 by default, as in Redis.
+  EXPECT_EQ(Run({"SELECT", "16"}), "-ERR DB index is out of range\r\n");
   EXPECT_EQ(Run({"SELECT", "-1"}), "-ERR DB index is out of range\r\n");
   EXPECT_EQ(Run({"SELECT", "2147483647"}), "-ERR DB index is out of range\r\n");
   EXPECT_EQ(Run({"SELECT", "x"}), kNotInt);

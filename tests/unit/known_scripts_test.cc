@@ -18,7 +18,7 @@
 
 #include "common/sha1.h"
 #include "log/record.h"
-#include "protocol/request_parser.h"
+#include "logged_records.h"
 #include "server/command.h"
 #include "server/scripting/known_scripts.h"
 #include "test_server.h"
@@ -130,29 +130,7 @@ class KnownScriptsTest : public ::testing::Test {
   std::string Get(const std::string& k) { return Run({"GET", k}); }
   std::string PTtl(const std::string& k) { return Run({"PTTL", k}); }
   // The records logged since the last call, without clock annotations.
-  std::string Logged() {
-    std::string out;
-    const std::string& bytes = batch_.bytes();
-    resp::RequestParser parser;
-    resp::ParseLimits strict;
-    strict.strict = true;
-    for (size_t pos = 0; pos < bytes.size();) {
-      if (bytes[pos] == '#') {
-        pos = bytes.find('\n', pos) + 1;
-        continue;
-      }
-      parser.Reset();
-      if (parser.Parse(std::string_view(bytes).substr(pos), strict) !=
-          resp::RequestParser::Result::kRequest) {
-        ADD_FAILURE() << "unparsable log bytes at " << pos;
-        break;
-      }
-      out.append(bytes, pos, parser.consumed());
-      pos += parser.consumed();
-    }
-    batch_.Clear();
-    return out;
-  }
+  std::string Logged() { return test::TakeLogged(batch_); }
   std::string WallPlus(int64_t ms) { return std::to_string(ts_.clock().WallMs() + ms); }
   void SetPx(const std::string& k, const std::string& v, int64_t ms) {
     ASSERT_EQ(Run({"SET", k, v, "PX", std::to_string(ms)}), kOk);
@@ -460,21 +438,35 @@ TEST_F(KnownScriptsTest, RedlockExtend) {
 // ------------------------------------------------------------------ @sesamecare-oss/redlock 1.4.0
 
 TEST_F(KnownScriptsTest, SesameAcquireExtendRelease) {
-  // ARGV[1] is the database: SELECT 0 is a no-op, anything else fails inside
-  // a pcall and is ignored.
-  for (std::string db : {"0", "3", "abc", ""}) {
-    EXPECT_EQ(Sha(kSesameAcquire, {"a", "b"}, {db, "tok", "4000"}), Int(2)) << db;
-    EXPECT_EQ(Sha(kSesameAcquire, {"b", "c"}, {db, "x", "4000"}), Int(0)) << db;
+  // ARGV[1] is the database the script SELECTs for the rest of its run; a
+  // SELECT that fails ("abc", "", an index past `databases`) is caught by the
+  // pcall and the script goes on in the caller's database. Either way the
+  // caller stays in its own database afterwards.
+  for (auto [arg, db] : std::vector<std::pair<std::string, std::string>>{
+           {"0", "0"}, {"3", "3"}, {"abc", "0"}, {"", "0"}, {"16", "0"}}) {
+    EXPECT_EQ(Sha(kSesameAcquire, {"a", "b"}, {arg, "tok", "4000"}), Int(2)) << arg;
+    EXPECT_EQ(Sha(kSesameAcquire, {"b", "c"}, {arg, "x", "4000"}), Int(0)) << arg;
+    EXPECT_EQ(Run({"DBSIZE"}), Int(db == "0" ? 2 : 0)) << arg;
+    ASSERT_EQ(Run({"SELECT", db}), kOk);
+    EXPECT_EQ(Get("a"), Bulk("tok")) << arg;
     EXPECT_EQ(Get("c"), kNull);
-    EXPECT_EQ(Sha(kSesameExtend, {"a", "b"}, {db, "tok", "9000"}), Int(2)) << db;
+    ASSERT_EQ(Run({"SELECT", "0"}), kOk);
+    EXPECT_EQ(Sha(kSesameExtend, {"a", "b"}, {arg, "tok", "9000"}), Int(2)) << arg;
+    ASSERT_EQ(Run({"SELECT", db}), kOk);
     EXPECT_EQ(PTtl("b"), Int(9000));
-    EXPECT_EQ(Sha(kSesameExtend, {"a", "b"}, {db, "x", "9000"}), Int(0)) << db;
-    EXPECT_EQ(Sha(kSesameRelease, {"a", "b", "c"}, {db, "tok"}), Int(2)) << db;
+    ASSERT_EQ(Run({"SELECT", "0"}), kOk);
+    EXPECT_EQ(Sha(kSesameExtend, {"a", "b"}, {arg, "x", "9000"}), Int(0)) << arg;
+    EXPECT_EQ(Sha(kSesameRelease, {"a", "b", "c"}, {arg, "tok"}), Int(2)) << arg;
+    ASSERT_EQ(Run({"SELECT", db}), kOk);
     EXPECT_EQ(Run({"DBSIZE"}), Int(0));
+    ASSERT_EQ(Run({"SELECT", "0"}), kOk);
   }
-  // Only SETs and DELs are logged (no SELECT, no EVAL).
+  // The log names the database of each write with a SELECT, as Redis's AOF
+  // does; the EVALSHA itself is never logged, only its effects.
   std::string log = Logged();
-  EXPECT_EQ(log.find("SELECT"), std::string::npos);
+  EXPECT_NE(log.find(Req({"SELECT", "3"}) + Req({"MULTI"}) +
+                     Req({"SET", "a", "tok", "PXAT", WallPlus(4000)})),
+            std::string::npos);
   EXPECT_EQ(log.find("EVAL"), std::string::npos);
   EXPECT_EQ(Sha(kSesameAcquire, {"a"}, {"0", "tok", "0"}),
             CallErr("ERR invalid expire time in 'set' command", kSesameAcquire, 16));

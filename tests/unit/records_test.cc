@@ -8,7 +8,7 @@
 #include <vector>
 #include "command_fixture.h"
 #include "log/record.h"
-#include "protocol/request_parser.h"
+#include "logged_records.h"
 
 namespace latch::test {
 namespace {
@@ -21,29 +21,7 @@ class EffectsTest : public CommandsTest {
   void TearDown() override { ts_.server().store().set_log(nullptr); }
   // The records logged since the last call, without the clock annotations
   // (log/record.h; store_test.cc checks those).
-  std::string Logged() {
-    std::string out;
-    const std::string& bytes = log_.bytes();
-    resp::RequestParser parser;
-    resp::ParseLimits strict;
-    strict.strict = true;
-    for (size_t pos = 0; pos < bytes.size();) {
-      if (bytes[pos] == '#') {  // an annotation line
-        pos = bytes.find('\n', pos) + 1;
-        continue;
-      }
-      parser.Reset();
-      if (parser.Parse(std::string_view(bytes).substr(pos), strict) !=
-          resp::RequestParser::Result::kRequest) {
-        ADD_FAILURE() << "unparsable log bytes at " << pos;
-        break;
-      }
-      out.append(bytes, pos, parser.consumed());
-      pos += parser.consumed();
-    }
-    log_.Clear();
-    return out;
-  }
+  std::string Logged() { return TakeLogged(log_); }
 
   aof::Batch log_;
 };

@@ -14,17 +14,20 @@
 
 namespace latch::test {
 
-using Snapshot = std::map<std::string, std::pair<std::string, int64_t>>;
+// (database, key) -> (value, deadline).
+using Snapshot = std::map<std::pair<int, std::string>, std::pair<std::string, int64_t>>;
 
-// The keys visible at `now` (a key whose deadline equals now is still
-// visible: only now > deadline expires it; the replay drops deadline <= now,
-// so both sides leave that instant out).
+// The keys visible at `now` in every database (a key whose deadline equals
+// now is still visible: only now > deadline expires it; the replay drops
+// deadline <= now, so both sides leave that instant out).
 inline Snapshot LiveKeys(const Store& store, int64_t now) {
   Snapshot out;
-  store.keyspace().ForEach([&](const Keyspace::Entry& e) {
-    if (e.has_deadline() && e.deadline <= now) return;
-    out[std::string(e.key())] = {std::string(e.value()), e.deadline};
-  });
+  for (int db = 0; db < store.databases(); ++db) {
+    store.keyspace_of(db).ForEach([&](const Keyspace::Entry& e) {
+      if (e.has_deadline() && e.deadline <= now) return;
+      out[{db, std::string(e.key())}] = {std::string(e.value()), e.deadline};
+    });
+  }
   return out;
 }
 
@@ -39,7 +42,9 @@ inline std::string ReplayInto(std::string_view log, const std::string& clock_id,
   while (true) {
     switch (reader.Next()) {
       case aof::Reader::Status::kUnit:
-        for (const aof::Record& r : reader.records()) out->Replay(r, clock);
+        for (const aof::Record& r : reader.records()) {
+          if (std::string why = out->Replay(r, clock); !why.empty()) return why;
+        }
         continue;
       case aof::Reader::Status::kEnd:
         out->FinishReplay(clock);

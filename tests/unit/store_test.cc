@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "command_fixture.h"
 #include "log/reader.h"
 #include "log/record.h"
 #include "replay_check.h"
@@ -31,7 +32,7 @@ std::vector<std::string> RandomCommand(std::mt19937_64& rng, int64_t wall_ms) {
   std::string key = "k" + std::to_string(pick(24));
   std::string val = "v" + std::to_string(pick(5));
   std::string ms = std::to_string(1 + pick(5000));
-  switch (pick(18)) {
+  switch (pick(20)) {
     case 0:
       return {"SET", key, val};
     case 1:
@@ -67,6 +68,22 @@ std::vector<std::string> RandomCommand(std::mt19937_64& rng, int64_t wall_ms) {
     case 16:
       return pick(10) == 0 ? std::vector<std::string>{"FLUSHALL"}
                            : std::vector<std::string>{"EXISTS", key};
+    case 17: {
+      // The databases: a record's SELECT must follow the connection between
+      // them, and FLUSHDB, SWAPDB and MOVE must replay into the right ones.
+      std::string db = std::to_string(pick(4));
+      switch (pick(8)) {
+        case 0:
+          return {"FLUSHDB"};
+        case 1:
+          return {"SWAPDB", db, std::to_string(pick(4))};
+        case 2:
+        case 3:
+          return {"MOVE", key, db};
+        default:
+          return {"SELECT", db};
+      }
+    }
     default:
       return {"PTTL", key};
   }
@@ -95,11 +112,52 @@ TEST(StoreTest, ReplayingTheLogRebuildsTheLiveKeyspace) {
     }
     ts.server().store().set_log(nullptr);
     TimeSnapshot now = ts.server().Now();
-    Store replayed(ts.clock().Id());
+    Store replayed(ts.clock().Id(), ts.server().store().databases());
     ASSERT_EQ(ReplayInto(log.bytes(), ts.clock().Id(), now, &replayed), "") << "seed " << seed;
     EXPECT_EQ(LiveKeys(replayed, now.mono), LiveKeys(ts.server().store(), now.mono))
         << "seed " << seed;
+    // A rewrite's snapshot replays to the same keys too.
+    aof::Batch snapshot;
+    ASSERT_TRUE(ts.server().store().WriteSnapshot(
+        snapshot, [] { return true; }, now));
+    Store from_snapshot(ts.clock().Id(), ts.server().store().databases());
+    ASSERT_EQ(ReplayInto(snapshot.bytes(), ts.clock().Id(), now, &from_snapshot), "");
+    EXPECT_EQ(LiveKeys(from_snapshot, now.mono), LiveKeys(ts.server().store(), now.mono))
+        << "seed " << seed;
   }
+}
+
+TEST(StoreTest, ARecordIsPrecededByTheSelectOfItsDatabase) {
+  // As in Redis's AOF: a SELECT before the first record and wherever the
+  // database changes, none between records of the same database. A
+  // transaction's first SELECT goes before its MULTI (Redis 7 wraps the
+  // MULTI in the first command's database), later ones inside it. FLUSHDB
+  // and SWAPDB are logged as themselves; SWAPDB names both databases and
+  // needs no SELECT.
+  TestServer ts;
+  aof::Batch log;
+  ts.server().store().set_log(&log);
+  auto req = [](std::vector<std::string> a) { return test::Req(a); };
+  ts.Run({"SET", "a", "0"});
+  ts.Run({"SET", "b", "0"});
+  ts.Run({"SELECT", "2"});
+  ts.Run({"GET", "a"});  // a read logs nothing, not even its SELECT
+  EXPECT_EQ(log.bytes(), req({"SELECT", "0"}) + req({"SET", "a", "0"}) + req({"SET", "b", "0"}));
+  log.Clear();
+  ts.Run({"SET", "a", "2"});
+  ts.Run({"FLUSHDB"});
+  ts.Run({"SWAPDB", "0", "2"});
+  ts.Run({"MULTI"});
+  ts.Run({"SET", "c", "2"});
+  ts.Run({"SELECT", "0"});
+  ts.Run({"SET", "c", "0"});
+  ts.Run({"EXEC"});
+  ts.Run({"MOVE", "c", "5"});
+  EXPECT_EQ(log.bytes(), req({"SELECT", "2"}) + req({"SET", "a", "2"}) + req({"FLUSHDB"}) +
+                             req({"SWAPDB", "0", "2"}) + req({"MULTI"}) + req({"SET", "c", "2"}) +
+                             req({"SELECT", "0"}) + req({"SET", "c", "0"}) + req({"EXEC"}) +
+                             req({"SELECT", "5"}) + req({"MULTI"}) + req({"SET", "c", "0"}) +
+                             req({"SELECT", "0"}) + req({"DEL", "c"}) + req({"EXEC"}));
 }
 
 TEST(StoreTest, ALeaseRenewedAfterItsFirstEndSurvivesAReplay) {
@@ -208,7 +266,7 @@ TEST(StoreTest, WritesToAMissingKeyInThePastTouchWatchers) {
   // but Redis counts it as a write to k for WATCH.
   TestServer ts;
   std::vector<std::string> touched;
-  ts.server().store().set_key_observer([&](std::string_view k) { touched.emplace_back(k); });
+  ts.server().store().set_key_observer([&](int, std::string_view k) { touched.emplace_back(k); });
   EXPECT_EQ(ts.Run({"SET", "k", "v", "PXAT", "1"}), "+OK\r\n");
   EXPECT_EQ(touched, std::vector<std::string>{"k"});
   EXPECT_EQ(ts.server().store().changes(), 0u);

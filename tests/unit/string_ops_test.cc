@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "log/record.h"
-#include "protocol/request_parser.h"
+#include "logged_records.h"
 #include "test_server.h"
 
 namespace latch {
@@ -43,29 +43,7 @@ class StringOpsTest : public ::testing::Test {
   std::string WallMsPlus(int64_t ms) { return std::to_string(clock().WallMs() + ms); }
 
   // The records logged since the last call, without clock annotations.
-  std::string Logged() {
-    std::string out;
-    const std::string& bytes = log_.bytes();
-    resp::RequestParser parser;
-    resp::ParseLimits strict;
-    strict.strict = true;
-    for (size_t pos = 0; pos < bytes.size();) {
-      if (bytes[pos] == '#') {
-        pos = bytes.find('\n', pos) + 1;
-        continue;
-      }
-      parser.Reset();
-      if (parser.Parse(std::string_view(bytes).substr(pos), strict) !=
-          resp::RequestParser::Result::kRequest) {
-        ADD_FAILURE() << "unparsable log bytes at " << pos;
-        break;
-      }
-      out.append(bytes, pos, parser.consumed());
-      pos += parser.consumed();
-    }
-    log_.Clear();
-    return out;
-  }
+  std::string Logged() { return test::TakeLogged(log_); }
 
   TestServer ts_;
   aof::Batch log_;

@@ -5,7 +5,8 @@
 // Usage of every program:  node PROGRAM.js PORT[,PORT,PORT]
 // One port: the single-node scenario. Three ports: the RedLock scenario, in
 // which the program prints {"step":"kill"} and waits for a line on stdin
-// while the test kills the third server.
+// while the test kills the third server. LOCK_DBS=1,2,3 in the environment
+// puts the client of each server in that database (default 0).
 //
 // Each step that passed is printed as one JSON line {"step": name, ...}; the
 // program ends with {"step":"done"} and exit status 0, or prints the failure
@@ -39,6 +40,13 @@ async function rejection(promise, what) {
   throw new Error(what + ': expected a rejection, got ' + JSON.stringify(value));
 }
 
+// The database of each server's client (LOCK_DBS), as numbers.
+function dbs() {
+  const n = ports().length;
+  const list = (process.env.LOCK_DBS || '').split(',').filter((d) => d !== '');
+  return Array.from({ length: n }, (_, i) => Number(list[i] || 0));
+}
+
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // One ioredis client per port, connected: a dead server makes commands fail
@@ -46,11 +54,13 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 // in the background, which is what a RedLock library expects of its clients.
 async function ioredisClients(ps) {
   const Redis = require('ioredis');
+  const db = dbs();
   const clients = ps.map(
-    (port) =>
+    (port, i) =>
       new Redis({
         port,
         host: '127.0.0.1',
+        db: db[i],
         enableOfflineQueue: false,
         maxRetriesPerRequest: 0,
         retryStrategy: () => 200,
@@ -90,6 +100,7 @@ module.exports = {
   check,
   rejection,
   sleep,
+  dbs,
   ioredisClients,
   killLastServer,
   main,

@@ -6,10 +6,12 @@ Scripts exercised (EVALSHA, SCRIPT LOAD on NOSCRIPT): LUA_RELEASE_SCRIPT,
 LUA_EXTEND_SCRIPT, LUA_REACQUIRE_SCRIPT. Acquiring is a plain SET NX PX.
 
 Usage: python3 redis_py_lock.py PORT. Prints one JSON line per step that
-passed and {"step": "done"}; exits 1 on a failure.
+passed and {"step": "done"}; exits 1 on a failure. LOCK_DBS=N in the
+environment puts the clients in database N.
 """
 
 import json
+import os
 import sys
 import time
 
@@ -28,8 +30,9 @@ def check(condition, what):
 
 def main():
     port = int(sys.argv[1])
-    r = redis.Redis(host="127.0.0.1", port=port)
-    other = redis.Redis(host="127.0.0.1", port=port)
+    db = int((os.environ.get("LOCK_DBS") or "0").split(",")[0])
+    r = redis.Redis(host="127.0.0.1", port=port, db=db)
+    other = redis.Redis(host="127.0.0.1", port=port, db=db)
 
     lock = r.lock("res", timeout=3)
     check(lock.acquire(blocking=False), "acquire")

@@ -9,14 +9,19 @@
 const { promisify } = require('util');
 const redis = require('redis3'); // node-redis 3.1.2 (an npm alias, see package.json)
 const Redlock = require('redlock');
-const { ports, step, check, rejection, sleep, killLastServer, main } = require('./harness');
+const { ports, step, check, rejection, sleep, dbs, killLastServer, main } = require('./harness');
 
 main(async () => {
   const ps = ports();
   // No offline queue: a command to a dead server fails at once instead of
   // waiting for it to come back (RedLock counts it as a vote against).
-  const clients = ps.map((port) =>
-    redis.createClient(port, '127.0.0.1', { enable_offline_queue: false, retry_strategy: () => 200 })
+  const db = dbs();
+  const clients = ps.map((port, i) =>
+    redis.createClient(port, '127.0.0.1', {
+      db: db[i],
+      enable_offline_queue: false,
+      retry_strategy: () => 200,
+    })
   );
   for (const c of clients) c.on('error', () => {});
   await Promise.all(clients.map((c) => new Promise((resolve) => c.once('ready', resolve))));

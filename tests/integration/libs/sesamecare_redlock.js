@@ -14,6 +14,7 @@ const {
   check,
   rejection,
   sleep,
+  dbs,
   ioredisClients,
   killLastServer,
   main,
@@ -25,8 +26,11 @@ main(async () => {
   let killed = false;
   const live = () => (killed ? [0, 1] : ps.map((_, i) => i));
 
-  const redlock = new Redlock(clients, { retryCount: 0 });
-  const other = new Redlock(clients, { retryCount: 0 });
+  // The library's `db` setting: its scripts SELECT it (the clients are in
+  // it too, so the checks below read the same keys).
+  const db = dbs()[0];
+  const redlock = new Redlock(clients, { retryCount: 0, db });
+  const other = new Redlock(clients, { retryCount: 0, db });
   // The README: listen for errors (a refused vote is emitted as one).
   redlock.on('error', () => {});
   other.on('error', () => {});
