@@ -470,3 +470,41 @@ def test_a_log_with_more_databases_than_configured_is_refused(tmp_path):
         c.cmd("SELECT", 9)
         assert c.cmd("GET", "b") == b"9"
     node.stop()
+
+
+def test_a_tail_torn_inside_a_database_switch(tmp_path):
+    """The log ends with a switch to database 3 and a SET there; cut at every
+    offset inside them, the restart keeps database 0 whole, has nothing in 3,
+    and the next writes (to 0, then 3) are logged under their own SELECTs:
+    the SELECT that was cut off is not assumed to be in force."""
+    node = Node(str(tmp_path), *BASE).start()
+    with node.conn() as c:
+        for i in range(5):
+            c.cmd("SET", "zero%d" % i, "v")
+        c.cmd("SELECT", 3)
+        c.cmd("SET", "three", "v")
+    node.stop()
+    with open(node.aof, "rb") as f:
+        data = f.read()
+    switch = data.rindex(lt.encode("SELECT", "3"))
+    for cut in range(switch + 1, len(data)):
+        with open(node.aof, "wb") as f:
+            f.write(data[:cut])
+        node.start()
+        with node.conn() as c:
+            assert c.cmd("DBSIZE") == 5, cut
+            c.cmd("SELECT", 3)
+            assert c.cmd("DBSIZE") == 0, cut
+            assert c.cmd("SET", "after", "3") == b"OK"
+            c.cmd("SELECT", 0)
+            assert c.cmd("SET", "after", "0") == b"OK"
+        node.stop()
+        node.start()
+        with node.conn() as c:
+            assert c.cmd("GET", "after") == b"0", cut
+            c.cmd("SELECT", 3)
+            assert c.cmd("GET", "after") == b"3", cut
+            assert c.cmd("DBSIZE") == 1, cut
+        node.stop()
+        rc, out = redis_check_aof(node.aof)
+        assert rc == 0, out
