@@ -10,9 +10,11 @@
 // scripts read.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
+#include "tools/chaos/acks.h"
 #include "tools/chaos/chaos.h"
 #include "tools/chaos/checker.h"
 #include "tools/chaos/cluster.h"
@@ -28,11 +30,25 @@ struct RunRecord {
   std::vector<Violation> violations;  // pointing into holds
   std::vector<FaultRecord> faults;    // as inflicted, in order
   std::vector<NodeEvent> events;
+  std::vector<NodeRun> runs;  // every node's runs and their configurations
   WorkerStats stats;
-  int restarts = 0;
-  int quarantines = 0;
-  int torn_tails_cut = 0;
+  // Faults the server could not take (an old build), by kind, and the knob
+  // each lacked.
+  std::map<FaultKind, int> skipped;
+  std::map<FaultKind, std::string> skipped_for;
+  ServerKnobs knobs;
+  const Cluster* cluster = nullptr;  // its counters and findings
+  const AckBook* acks = nullptr;
 };
+
+// Whether a node restarted into quarantine never between the first holder's
+// grant and the overlap: `never` may lose locks by design, so such a
+// violation is the configuration's, not a bug.
+bool AfterRestartIntoNever(const Violation& v, const std::vector<NodeRun>& runs);
+
+// What decides the exit status: violations, and acknowledged writes lost
+// beyond what the policies allow.
+bool RunFailed(const RunRecord& run);
 
 // The report's counts and one line per violation (stdout).
 void PrintReport(const Options& o, const RunRecord& run);

@@ -14,6 +14,7 @@ WorkerStats& WorkerStats::operator+=(const WorkerStats& o) {
   attempts += o.attempts;
   contended += o.contended;
   quarantine_answers += o.quarantine_answers;
+  misconf_answers += o.misconf_answers;
   extends_ok += o.extends_ok;
   extends_failed += o.extends_failed;
   expired_before_use += o.expired_before_use;
@@ -52,6 +53,8 @@ void Worker(Shared& sh, int id) {
   ro.observer = [&st](const latch::RoundReport& r) {
     for (const latch::NodeOutcome& n : r.nodes) {
       st.quarantine_answers += n.answer == latch::NodeAnswer::kQuarantined;
+      st.misconf_answers +=
+          n.answer == latch::NodeAnswer::kError && n.text.find("MISCONF") != std::string::npos;
     }
   };
   latch::RedLock rl(sh.endpoints, ro);
