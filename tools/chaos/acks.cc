@@ -166,6 +166,9 @@ std::optional<std::string> AckBook::Verify(int node, StopKind how, const std::st
     v = JudgeLoss(
         acks, *present, ended, power_loss, [&](int r) { return MayLose(n, r); }, stop_at);
   }
+  if (repaired && !v.unallowed.empty()) {
+    v.why = v.why.substr(0, v.why.rfind(": ")) + ": cut when the log was repaired";
+  }
   std::lock_guard<std::mutex> g(mu_);
   ++checks_;
   checked_writes_ += static_cast<int64_t>(ns.size());

@@ -93,9 +93,11 @@ int RunChaos(const Options& o, const std::vector<Fault>& schedule,
       static_cast<unsigned long long>(o.seed), o.quarantine.c_str(), o.appendfsync.c_str(),
       o.appendonly.c_str(), static_cast<long long>(o.ttl.count()), schedule.size(), kinds.c_str(),
       rewrites.size(), o.ack_rate);
-  if (!o.vary_appendfsync.empty() || !o.vary_quarantine.empty()) {
-    std::printf("restarts draw appendfsync from {%s}, quarantine from {%s}\n",
-                Joined(o.vary_appendfsync).c_str(), Joined(o.vary_quarantine).c_str());
+  if (!o.vary_appendfsync.empty()) {
+    std::printf("restarts draw appendfsync from {%s}\n", Joined(o.vary_appendfsync).c_str());
+  }
+  if (!o.vary_quarantine.empty()) {
+    std::printf("restarts draw quarantine from {%s}\n", Joined(o.vary_quarantine).c_str());
   }
   std::fflush(stdout);
 

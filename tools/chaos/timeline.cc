@@ -100,7 +100,10 @@ void PrintReport(const Options& o, const RunRecord& run) {
         "nodes whose log would not load: %zu repaired with latch-check-aof --fix, %zu left "
         "down\n",
         c->repaired().size(), c->dead().size());
-    for (const std::string& d : c->repaired()) std::printf("  %s\n", d.c_str());
+    for (size_t i = 0; i < c->repaired().size() && i < 10; ++i) {
+      std::printf("  %s\n", c->repaired()[i].c_str());
+    }
+    if (c->repaired().size() > 10) std::printf("  … %zu more\n", c->repaired().size() - 10);
     for (const std::string& d : c->dead()) std::printf("  down: %s\n", d.c_str());
     std::printf("locks lengthened at replay: %zu (longest PTTL right after a restart: %lld ms)\n",
                 c->lengthened().size(), static_cast<long long>(c->longest_pttl_after_restart()));
@@ -127,12 +130,14 @@ void PrintReport(const Options& o, const RunRecord& run) {
           static_cast<long long>(w.unknown), static_cast<long long>(a->checks()),
           static_cast<long long>(a->checked_writes()), Secs(a->check_time()),
           static_cast<long long>(a->unreadable_checks()));
-      std::printf(
-          "acknowledged writes lost after a power loss under everysec/no (allowed): %lld (%s; the "
-          "oldest acknowledged %.0f ms before its power loss)\n",
-          static_cast<long long>(a->lost_allowed()),
-          Counts<std::string>(a->allowed_by_cause(), str).c_str(),
-          std::chrono::duration<double, std::milli>(a->oldest_allowed()).count());
+      std::printf("acknowledged writes lost after a power loss under everysec/no (allowed): %lld",
+                  static_cast<long long>(a->lost_allowed()));
+      if (a->lost_allowed() > 0) {
+        std::printf(" (%s; the oldest acknowledged %.0f ms before its power loss)",
+                    Counts<std::string>(a->allowed_by_cause(), str).c_str(),
+                    std::chrono::duration<double, std::milli>(a->oldest_allowed()).count());
+      }
+      std::printf("\n");
       std::printf("acknowledged writes lost: %lld (allowed: %lld)\n",
                   static_cast<long long>(a->lost_unallowed()),
                   static_cast<long long>(a->lost_allowed()));
@@ -140,7 +145,12 @@ void PrintReport(const Options& o, const RunRecord& run) {
         std::printf("  lost by fault: %s\n",
                     Counts<std::string>(a->unallowed_by_cause(), str).c_str());
       }
-      for (const std::string& f : a->findings()) std::printf("  lost: %s\n", f.c_str());
+      // The first ones in full; the rest are in the --verbose log.
+      const size_t shown = std::min<size_t>(a->findings().size(), 10);
+      for (size_t i = 0; i < shown; ++i) std::printf("  lost: %s\n", a->findings()[i].c_str());
+      if (a->findings().size() > shown) {
+        std::printf("  lost: … %zu more losses\n", a->findings().size() - shown);
+      }
     }
   }
   const auto t0 = run.t0;
