@@ -48,6 +48,7 @@ enum class FaultKind {
   kWallStep,
   kClockChange,
   kLogLost,  // not in the default set: it loses acknowledged writes by design
+  kSlowFsync,
 };
 
 struct Options {
@@ -77,6 +78,9 @@ struct Options {
   // latch-check-aof, to repair a node whose log will not load (empty: such
   // a node stays down).
   std::string check_aof;
+  // latch-chaos-slow-fsync.so, preloaded into the servers for the slow-fsync
+  // fault (empty: that fault is skipped).
+  std::string slow_fsync_lib;
   bool keep = false;
   bool verbose = false;
   bool schedule_only = false;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -58,6 +59,18 @@ std::vector<std::string> Cluster::Args(const NodeConf& c) const {
 }
 
 void Cluster::StartAll() {
+  // Preloaded into every server (they inherit the environment): a no-op
+  // until the slow-fsync fault writes a delay into a node's directory. A
+  // sanitizer build wants its runtime first in the library list; the
+  // preloaded library needs nothing from it, so that check is waived.
+  const bool slow_fsync =
+      std::find(o_.faults.begin(), o_.faults.end(), FaultKind::kSlowFsync) != o_.faults.end();
+  if (slow_fsync && !o_.slow_fsync_lib.empty()) {
+    ::setenv("LD_PRELOAD", o_.slow_fsync_lib.c_str(), 1);
+    const char* asan = std::getenv("ASAN_OPTIONS");
+    std::string opts = asan != nullptr && *asan != '\0' ? std::string(asan) + ":" : "";
+    ::setenv("ASAN_OPTIONS", (opts + "verify_asan_link_order=0").c_str(), 1);
+  }
   for (int i = 0; i < o_.nodes; ++i) {
     NodeConf conf{o_.appendfsync, o_.quarantine, o_.quarantine_ms, 0, ""};
     launch::ServerSpec spec;
@@ -121,6 +134,9 @@ std::optional<std::string> Cluster::Missing(const Fault& f) const {
       break;
     case FaultKind::kClockChange:
       if (!knobs_.clock_id) return "--debug-clock-id";
+      break;
+    case FaultKind::kSlowFsync:
+      if (o_.slow_fsync_lib.empty()) return "latch-chaos-slow-fsync.so next to latch-chaos";
       break;
     default:
       break;
@@ -250,6 +266,37 @@ FaultRecord Cluster::Inflict(const Fault& f, const WaitForGrant& wait_for_grant,
         StopNodes(nodes, f.stop);
         sleep(f.downtime);
         Restart(nodes, f.nodes, f.changes, log);
+      }
+      break;
+    }
+    case FaultKind::kSlowFsync: {
+      // The preloaded library (slow_fsync.cc) reads the delay from a file
+      // in the server's directory at every fsync.
+      log(Format("%s", Describe(f).c_str()));
+      const auto since = Clock::now();
+      for (int i : nodes) SetFsyncDelay(i, f.delay_ms);
+      const auto until = Clock::now() + f.length;
+      std::vector<int> exited;
+      while (!g_interrupted && Clock::now() < until) {
+        std::this_thread::sleep_for(Millis{50});
+        for (int i : nodes) {
+          if (CheckExited(i, log)) exited.push_back(i);
+        }
+      }
+      // The nodes die while their fsyncs still wait: what they acknowledged
+      // meanwhile must survive (a process crash loses nothing, whatever the
+      // policy). The next run starts with a normal disk.
+      if (f.stop != StopKind::kNone) StopNodes(nodes, f.stop);
+      for (int i : nodes) {
+        SetFsyncDelay(i, 0);
+        events_.push_back(NodeEvent{NodeEvent::kSlowDisk, i, since, Clock::now(),
+                                    "every fsync +" + std::to_string(f.delay_ms) + " ms"});
+      }
+      if (f.stop != StopKind::kNone) {
+        sleep(f.downtime);
+        Restart(nodes, f.nodes, f.changes, log);
+      } else {
+        Restart(exited, log);
       }
       break;
     }
@@ -411,6 +458,15 @@ void Cluster::ArmFault(const std::vector<int>& which, const Fault& f) {
     n.fault_event = slow ? NodeEvent::kSlowDisk : NodeEvent::kDiskFault;
     n.fault_since = Clock::now();
   }
+}
+
+void Cluster::SetFsyncDelay(int i, int64_t ms) {
+  const std::string path = nodes_[i].server.dir() + "/" + kSlowFsyncFile;
+  if (ms <= 0) {
+    ::unlink(path.c_str());
+    return;
+  }
+  std::ofstream(path, std::ios::trunc) << ms << "\n";
 }
 
 void Cluster::ClearFault(const std::vector<int>& which) {

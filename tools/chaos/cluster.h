@@ -36,6 +36,10 @@
 
 namespace latch::chaos {
 
+// In a server's data directory (its working directory): the delay, in ms,
+// that the preloaded latch-chaos-slow-fsync.so adds to every fsync.
+constexpr const char* kSlowFsyncFile = "latch-chaos-slow-fsync";
+
 // Something that happened to a node, for the report and the picture.
 struct NodeEvent {
   enum Kind {
@@ -171,7 +175,9 @@ class Cluster {
   void ArmFault(const std::vector<int>& which, const Fault& f);
   void ClearFault(const std::vector<int>& which);
   void EndFault(int i);  // the fault's interval, for the picture
-  void EndRun(int i);    // the node's current run stops now
+  // The slow-fsync fault: every fsync of node i takes `ms` longer (0: normal).
+  void SetFsyncDelay(int i, int64_t ms);
+  void EndRun(int i);  // the node's current run stops now
   // Whether node i exited on its own (reaped, recorded); true if so.
   bool CheckExited(int i, const Log& log);
   // Starts the given (stopped) nodes again on their ports, all at once, each

@@ -64,6 +64,10 @@ const char kHelp[] =
     "                       (--debug-wall-offset-ms; the step stays)\n"
     "      boot-id          the same, back on another boot clock (--debug-clock-id:\n"
     "                       a reboot, another host, a time namespace)\n"
+    "      slow-fsync       every fsync of 1..majority servers slower for a while, most\n"
+    "                       often ended by kill -9 while they wait: done by\n"
+    "                       latch-chaos-slow-fsync.so (found next to this program),\n"
+    "                       preloaded into the servers, so any build takes it\n"
     "      log-lost         kill -9 and the log deleted (not in \"all\": it loses\n"
     "                       acknowledged writes by design, to show the check fails)\n"
     "                       \"classic\" is crash,pause,power,torn,amnesia.\n"
@@ -143,13 +147,14 @@ std::vector<std::string> ChoiceList(const char* name, const std::string& v,
   return out;
 }
 
-std::string DefaultCheckAofPath() {
-  // Built layout: build/tools/latch-check-aof next to build/tools/latch-chaos.
+// A program's companion in the build layout: build/tools/latch-check-aof and
+// build/tools/latch-chaos-slow-fsync.so next to build/tools/latch-chaos.
+std::string NextToThisProgram(const char* name, int mode) {
   std::error_code ec;
   auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (ec) return "";
-  auto p = self.parent_path() / "latch-check-aof";
-  return ::access(p.c_str(), X_OK) == 0 ? p.string() : "";
+  auto p = self.parent_path() / name;
+  return ::access(p.c_str(), mode) == 0 ? p.string() : "";
 }
 
 std::string DefaultServerPath() {
@@ -296,7 +301,8 @@ Options ParseOptions(int argc, char** argv) {
   if (optind < argc) Usage(std::string("unexpected argument '") + argv[optind] + "'");
   if (o.server.empty()) o.server = DefaultServerPath();
   if (!faults_given) o.faults = DefaultFaults();
-  if (!check_aof_given) o.check_aof = DefaultCheckAofPath();
+  if (!check_aof_given) o.check_aof = NextToThisProgram("latch-check-aof", X_OK);
+  o.slow_fsync_lib = NextToThisProgram("latch-chaos-slow-fsync.so", R_OK);
   if (o.check_aof == "none") o.check_aof.clear();
   return o;
 }

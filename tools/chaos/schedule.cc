@@ -36,6 +36,8 @@ constexpr KindInfo kKinds[] = {
     {FaultKind::kWallStep, "wall-step", "wall-clock step", 8, true},
     {FaultKind::kClockChange, "boot-id", "boot-id change", 8, true},
     {FaultKind::kLogLost, "log-lost", "log lost", 10, false},
+    // Last: adding it left the schedules of explicit --faults lists alone.
+    {FaultKind::kSlowFsync, "slow-fsync", "slow fsync (preloaded)", 10, true},
 };
 
 const KindInfo& Info(FaultKind k) {
@@ -82,6 +84,7 @@ bool Restarts(const Fault& f) {
       return false;
     case FaultKind::kDiskError:
     case FaultKind::kSlowDisk:
+    case FaultKind::kSlowFsync:
       return f.stop != StopKind::kNone;
     default:
       return true;
@@ -286,6 +289,16 @@ std::vector<Fault> MakeSchedule(const Options& o) {
         f.stop = StopKind::kLogLost;
         f.length = Millis{Uniform(rng, 0, ttl / 4)};
         break;
+      case FaultKind::kSlowFsync:
+        // Every fsync of the server takes this much longer; most often some
+        // nodes are killed while they wait.
+        f.kind = kind;
+        count = static_cast<int>(Uniform(rng, 1, majority));
+        f.delay_ms = Uniform(rng, ttl / 2, 2 * ttl);
+        f.length = Millis{Uniform(rng, ttl, 3 * ttl)};
+        f.stop = Uniform(rng, 0, 99) < 70 ? StopKind::kKill : StopKind::kNone;
+        f.downtime = Millis{Uniform(rng, 0, ttl / 4)};
+        break;
     }
     // `count` distinct nodes: a partial Fisher-Yates shuffle.
     std::vector<int> all(o.nodes);
@@ -400,6 +413,14 @@ std::string Describe(const Fault& f) {
     case FaultKind::kWallStep:
     case FaultKind::kClockChange:
       s += Format(" after a grant: %s, down %lld ms", StopName(f.stop), len);
+      break;
+    case FaultKind::kSlowFsync:
+      s += Format(": every fsync %lld ms slower for %lld ms", static_cast<long long>(f.delay_ms),
+                  len);
+      if (f.stop != StopKind::kNone) {
+        s += Format(", then %s while they wait, down %lld ms", StopName(f.stop),
+                    static_cast<long long>(f.downtime.count()));
+      }
       break;
     default:
       s += Format(", down %lld ms", len);

@@ -42,6 +42,14 @@
 //                        the same, but the nodes come back on another boot
 //                        clock (--debug-clock-id: a reboot, another host, a
 //                        time namespace)
+//   slow fsync [slow-fsync]
+//                        every fsync and fdatasync of 1..majority servers
+//                        takes longer for a while (a disk behind a busy
+//                        controller, a noisy neighbour); most often some nodes
+//                        are killed while their fsyncs wait. Done by a small
+//                        library preloaded into every server
+//                        (latch-chaos-slow-fsync.so), so it needs no server
+//                        knob: an old build gets slow fsyncs too.
 //   log lost [log-lost]  kill -9, the log file deleted, start again: storage
 //                        that lost its data. Not in the default set: it loses
 //                        acknowledged writes by design (the tests use it to
