@@ -553,23 +553,22 @@ void Cluster::Restart(const std::vector<int>& which_in, const std::vector<int>& 
     runs_.push_back(NodeRun{i, n.conf, now, std::nullopt, true});
   }
   std::vector<int> failed;
-  std::vector<std::string> why(o_.nodes);
   for (int i : which) {
     try {
       nodes_[i].server.Spawn();
-    } catch (const launch::LaunchError& e) {
-      why[i] = e.what();
+    } catch (const launch::LaunchError&) {
+      // Tried again below, with the others' readiness.
     }
   }
   for (int i : which) {
     launch::ServerProcess& s = nodes_[i].server;
     if (s.running() && s.WaitReady(Millis{5000})) continue;
-    // The port may be in use for a moment: try again, with pauses.
+    // The port may be in use for a moment: try again, with pauses. The log
+    // tail says why it failed for good.
     s.Kill();
     try {
       s.Restart();
-    } catch (const launch::LaunchError& e) {
-      why[i] = e.what();
+    } catch (const launch::LaunchError&) {
       failed.push_back(i);
     }
   }
