@@ -7,6 +7,7 @@
 
 #include "tools/chaos/acks.h"
 #include "tools/chaos/schedule.h"
+#include "tools/chaos/timeline.h"
 
 namespace latch::chaos {
 namespace {
@@ -145,6 +146,36 @@ TEST(AckBook, APowerLossUnderEverysecIsAllowedUnderAlwaysNot) {
   book.RunStarted(0, "everysec");
   EXPECT_TRUE(book.Verify(0, StopKind::kPowerLoss, "repair", t0, tail_gone(7), true));
   EXPECT_EQ(book.lost_unallowed(), 2);
+}
+
+// quarantine never explains a violation only when every node that granted
+// both locks restarted into never after the first grant.
+TEST(ExplainedByNever, EveryNodeThatGrantedBothMustHaveRestartedIntoNever) {
+  const auto t0 = Clock::now();
+  Hold a, b;
+  a.granted = t0 + Millis{1000};
+  a.end = t0 + Millis{2000};
+  a.granted_by = 0b00111;  // nodes 0, 1, 2
+  b.granted = t0 + Millis{1500};
+  b.end = t0 + Millis{2500};
+  b.granted_by = 0b11100;  // nodes 2, 3, 4: node 2 granted both
+  Violation v{&a, &b, b.granted, a.end};
+  NodeConf never{"everysec", "never", -1, 0, ""};
+  NodeConf aut{"everysec", "auto", -1, 0, ""};
+  std::vector<NodeRun> runs;
+  for (int n = 0; n < 5; ++n) runs.push_back(NodeRun{n, aut, t0, std::nullopt, false});
+  const Millis ttl{1000};
+  EXPECT_FALSE(ExplainedByNever(v, runs, ttl));  // node 2 never restarted: a bug
+  runs.push_back(NodeRun{2, aut, t0 + Millis{1100}, std::nullopt, true});
+  EXPECT_FALSE(ExplainedByNever(v, runs, ttl));  // restarted, but in auto: a bug
+  runs.push_back(NodeRun{2, never, t0 + Millis{1200}, std::nullopt, true});
+  EXPECT_TRUE(ExplainedByNever(v, runs, ttl));
+  runs.push_back(NodeRun{2, aut, t0 + Millis{1400}, std::nullopt, true});
+  EXPECT_FALSE(ExplainedByNever(v, runs, ttl));  // back in auto when it granted b
+  // A restart into never elsewhere does not explain node 2.
+  std::vector<NodeRun> other(runs.begin(), runs.begin() + 5);
+  other.push_back(NodeRun{3, never, t0 + Millis{1200}, std::nullopt, true});
+  EXPECT_FALSE(ExplainedByNever(v, other, ttl));
 }
 
 Options Base() {

@@ -41,10 +41,15 @@ struct RunRecord {
   const AckBook* acks = nullptr;
 };
 
-// Whether a node restarted into quarantine never between the first holder's
-// grant and the overlap: `never` may lose locks by design, so such a
-// violation is the configuration's, not a bug.
-bool AfterRestartIntoNever(const Violation& v, const std::vector<NodeRun>& runs);
+// Whether `quarantine never` explains a violation. The two holders' majorities
+// share at least one node, and each shared node granted the second lock
+// while the first was still valid on it: it must have forgotten the first.
+// A correct node forgets only through a restart, and after one that may
+// have lost leases it grants nothing until they have ended, unless it runs
+// with quarantine never (by design). So the violation is the
+// configuration's when every shared node restarted after the first grant and
+// was running `never` when it granted the second; otherwise it is a bug.
+bool ExplainedByNever(const Violation& v, const std::vector<NodeRun>& runs, Millis ttl);
 
 // What decides the exit status: violations, and acknowledged writes lost
 // beyond what the policies allow.
