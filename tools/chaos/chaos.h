@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "tools/redlock/redlock.h"
 
@@ -25,12 +26,30 @@ using Clock = latch::LockClock;
 using latch::Millis;
 
 // Exit statuses: tests and scripts tell "unsafe" from "broken harness".
-constexpr int kExitOk = 0;          // no violation
-constexpr int kExitViolations = 1;  // mutual exclusion was broken at least once
+constexpr int kExitOk = 0;          // no violation, no acknowledged write lost
+constexpr int kExitViolations = 1;  // mutual exclusion broken, or an acknowledged write lost
 constexpr int kExitHarness = 2;     // bad options, a server that would not start, SIGINT
 
 // The one key every worker competes for.
 constexpr const char* kKey = "latch-chaos:lock";
+
+// The kinds of fault the schedule draws from (schedule.h says what each
+// does). The first five are the original model; the rest widen it.
+enum class FaultKind {
+  kCrash,
+  kPause,
+  kPowerLoss,
+  kTornWrite,
+  kAmnesia,
+  kCleanRestart,
+  kRestartInQuarantine,
+  kDiskError,
+  kSlowDisk,
+  kWallStep,
+  kClockChange,
+  kLogLost,  // not in the default set: it loses acknowledged writes by design
+  kSlowFsync,
+};
 
 struct Options {
   int nodes = 5;
@@ -40,10 +59,29 @@ struct Options {
   std::string quarantine = "auto";
   std::string appendfsync = "everysec";
   std::string appendonly = "yes";
-  Millis ttl{1000};  // the lock's TTL, and the servers' max-lock-ttl
+  int64_t quarantine_ms = -1;  // the servers' --quarantine-ms; -1: not given
+  Millis ttl{1000};            // the lock's TTL, and the servers' max-lock-ttl
+  // Which faults the schedule draws (--faults).
+  std::vector<FaultKind> faults;
+  // Each restart of a node draws its next appendfsync / quarantine from these
+  // lists (--vary-appendfsync, --vary-quarantine); empty: no change, every
+  // run of every node uses --appendfsync and --quarantine.
+  std::vector<std::string> vary_appendfsync;
+  std::vector<std::string> vary_quarantine;
+  // Acknowledged-write tracking: SETs per second per node (0: only those of
+  // the rewrite side-job), and the rewrite side-job (BGREWRITEAOF, also
+  // inside MULTI).
+  int ack_rate = 100;
+  bool rewrites = true;
   std::string timeline;
   std::string page;  // the shared HTML page (tools/history/page.h)
   std::string server;
+  // latch-check-aof, to repair a node whose log will not load (empty: such
+  // a node stays down).
+  std::string check_aof;
+  // latch-chaos-slow-fsync.so, preloaded into the servers for the slow-fsync
+  // fault (empty: that fault is skipped).
+  std::string slow_fsync_lib;
   bool keep = false;
   bool verbose = false;
   bool schedule_only = false;

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "tools/chaos/chaos.h"
@@ -29,6 +30,7 @@ struct Hold {
   Clock::time_point released;      // release started
   Clock::time_point end;           // min(validity_end, released): the claim ends
   size_t grants = 0;               // nodes that granted it
+  uint32_t granted_by = 0;         // which: bit i for node i
   bool extended = false;
 };
 

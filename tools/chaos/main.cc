@@ -1,28 +1,38 @@
-// latch-chaos: does RedLock over latch keep mutual exclusion under faults?
+// latch-chaos: does RedLock over latch keep mutual exclusion, and every
+// node its acknowledged writes, under faults?
 //
-//   latch-chaos --nodes 5 --workers 8 --duration 30s --seed 1 --quarantine auto|never
-//               --appendfsync always|everysec|no [--appendonly yes|no] [--timeline out.svg]
+//   latch-chaos --nodes 5 --workers 8 --duration 30s --seed 1 --quarantine auto|never|always
+//               --appendfsync always|everysec|no [--faults LIST] [--vary-appendfsync LIST]
+//               [--vary-quarantine LIST] [--timeline out.svg]
 //
 // The options (options.cc) describe a run. It starts N latch-server
 // processes on free loopback ports (cluster.h), then M worker threads, each
-// a separate RedLock client, that take turns on one key (workers.h).
+// a separate RedLock client, that take turns on one key (workers.h), and one
+// writer thread per node whose SETs are tracked until the end (acks.h).
 // Meanwhile this thread injects faults from a schedule that depends only on
-// the seed (schedule.h): kill -9 and restart, SIGSTOP/SIGCONT pauses, power
-// loss, torn log tails, and "amnesia", a power loss of a majority right
-// after a grant. At the end every hold is checked against every other
-// (checker.h) and the run is reported, in text and as an SVG timeline
+// the seed (schedule.h): kill -9, clean restarts, pauses, power loss, torn
+// log tails, disk errors and slow disks, wall-clock steps and boot-id
+// changes, and "amnesia", a power loss of a majority right after a grant,
+// alone or followed by a restart while the quarantine runs. Restarts may
+// change a node's fsync policy and quarantine mode. At the end every hold is
+// checked against every other (checker.h), every node's acknowledged writes
+// are read back, and the run is reported, in text and as an SVG timeline
 // (timeline.h).
 //
 // Amnesia is the fault RedLock cannot survive by itself: if a majority of
 // nodes forget a lock they granted and come back at once, a second worker
 // wins a majority while the first still holds the lock. latch's restart
-// quarantine (a node that may have forgotten locks grants nothing for
-// max-lock-ttl) is the remedy. So with --quarantine auto the check finds no
-// violation, and with --quarantine never --appendfsync no it finds some:
-// proof that the checker can see a violation when there is one.
+// quarantine (a node that may have forgotten locks grants nothing until
+// every lease it may have granted has ended) is the remedy. So with
+// --quarantine auto the check finds no violation, and with --quarantine
+// never --appendfsync no it finds some: proof that the checker can see a
+// violation when there is one.
 //
-// Exit status: 0 no violation, 1 violations found, 2 harness error.
-// The last line of the report is exactly "violations: N".
+// Against a server without the test knobs (an old build), the faults that
+// need them are skipped, and the report says which.
+//
+// Exit status: 0 no violation and no acknowledged write lost, 1 otherwise,
+// 2 harness error. The last line of the report is exactly "violations: N".
 #include <signal.h>
 #include <unistd.h>
 
@@ -35,6 +45,7 @@
 #include <thread>
 #include <vector>
 
+#include "tools/chaos/acks.h"
 #include "tools/chaos/chaos.h"
 #include "tools/chaos/checker.h"
 #include "tools/chaos/cluster.h"
@@ -57,7 +68,14 @@ void SleepUntil(Clock::time_point t) {
   }
 }
 
-int RunChaos(const Options& o, const std::vector<Fault>& schedule) {
+std::string Joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (const std::string& x : v) s += (s.empty() ? "" : ",") + x;
+  return s;
+}
+
+int RunChaos(const Options& o, const std::vector<Fault>& schedule,
+             const std::vector<Rewrite>& rewrites) {
   if (::access(o.server.c_str(), X_OK) != 0) {
     throw HarnessError{"latch-server not found at " + o.server + " (use --server PATH)"};
   }
@@ -66,33 +84,57 @@ int RunChaos(const Options& o, const std::vector<Fault>& schedule) {
     throw HarnessError{std::string("mkdtemp: ") + std::strerror(errno)};
   }
   const std::string root = tmpl;
+  std::string kinds;
+  for (FaultKind k : o.faults) kinds += (kinds.empty() ? "" : ",") + std::string(FaultWord(k));
   std::printf(
       "latch-chaos: %d nodes, %d workers, %.1f s, seed %llu, quarantine %s, appendfsync "
-      "%s, appendonly %s, ttl %lld ms, %zu faults scheduled\n",
+      "%s, appendonly %s, ttl %lld ms, %zu faults scheduled (%s), %zu rewrites, %d acknowledged "
+      "writes/s per node\n",
       o.nodes, o.workers, static_cast<double>(o.duration.count()) / 1000.0,
       static_cast<unsigned long long>(o.seed), o.quarantine.c_str(), o.appendfsync.c_str(),
-      o.appendonly.c_str(), static_cast<long long>(o.ttl.count()), schedule.size());
+      o.appendonly.c_str(), static_cast<long long>(o.ttl.count()), schedule.size(), kinds.c_str(),
+      rewrites.size(), o.ack_rate);
+  if (!o.vary_appendfsync.empty()) {
+    std::printf("restarts draw appendfsync from {%s}\n", Joined(o.vary_appendfsync).c_str());
+  }
+  if (!o.vary_quarantine.empty()) {
+    std::printf("restarts draw quarantine from {%s}\n", Joined(o.vary_quarantine).c_str());
+  }
   std::fflush(stdout);
 
-  Cluster cluster(o, root);
+  // appendonly no forgets every write at a restart, by design: nothing to track.
+  AckBook acks(o.nodes, o.appendonly == "yes");
+  Cluster cluster(o, root, acks);
   cluster.StartAll();
+  RunRecord run;
+  run.knobs = cluster.ProbeKnobs();
 
   // Time zero of the report and the picture: when the workers start.
   Shared sh;
   sh.o = &o;
   sh.endpoints = cluster.endpoints();
-  RunRecord run;
   run.t0 = Clock::now();
   sh.end = run.t0 + o.duration;
   std::vector<std::thread> workers;
   for (int w = 0; w < o.workers; ++w) workers.emplace_back(Worker, std::ref(sh), w);
+  std::vector<std::thread> writers;
+  if (o.appendonly == "yes" && (o.ack_rate > 0 || !rewrites.empty())) {
+    for (int n = 0; n < o.nodes; ++n) {
+      std::vector<Rewrite> mine;
+      for (const Rewrite& r : rewrites) {
+        if (r.node == n) mine.push_back(r);
+      }
+      writers.emplace_back(AckWriter, std::ref(acks), std::cref(o), n, sh.endpoints[n],
+                           std::move(mine), run.t0, sh.end);
+    }
+  }
 
   auto log = [&](const std::string& line) {
     if (o.verbose) std::printf("[%8.3f s] %s\n", Secs(Clock::now() - run.t0), line.c_str());
   };
-  auto wait_for_grant = [&] {
+  auto wait_for_grant = [&](Millis max) {
     uint64_t seen = sh.grants.count();
-    return sh.grants.WaitPast(seen, Clock::now() + 3 * o.ttl);
+    return sh.grants.WaitPast(seen, Clock::now() + max);
   };
 
   std::string error;
@@ -102,8 +144,28 @@ int RunChaos(const Options& o, const std::vector<Fault>& schedule) {
       next += f.gap;
       SleepUntil(next);
       if (g_interrupted || Clock::now() >= sh.end - o.ttl) break;
+      if (auto knob = cluster.Missing(f)) {
+        // The same schedule, minus what the server cannot do.
+        ++run.skipped[f.kind];
+        run.skipped_for[f.kind] = *knob;
+        log(Format("skipped (the server lacks %s): %s", knob->c_str(), Describe(f).c_str()));
+        next = Clock::now();
+        continue;
+      }
       run.faults.push_back(cluster.Inflict(f, wait_for_grant, log));
+      cluster.Supervise(log);
       next = Clock::now();
+    }
+    SleepUntil(sh.end);
+    for (std::thread& t : workers) t.join();
+    for (std::thread& t : writers) t.join();
+    workers.clear();
+    writers.clear();
+    run.t_end = Clock::now();
+    if (!g_interrupted) {
+      // Every node's acknowledged writes, one last time.
+      cluster.Supervise(log);
+      cluster.VerifyAll(log);
     }
   } catch (const HarnessError& e) {
     error = e.message;
@@ -112,9 +174,9 @@ int RunChaos(const Options& o, const std::vector<Fault>& schedule) {
     error = e.what();
     g_interrupted = true;
   }
-  SleepUntil(sh.end);
   for (std::thread& t : workers) t.join();
-  run.t_end = Clock::now();
+  for (std::thread& t : writers) t.join();
+  if (run.t_end == Clock::time_point{}) run.t_end = Clock::now();
   cluster.StopAll();
 
   if (!error.empty() || g_interrupted) {
@@ -127,9 +189,9 @@ int RunChaos(const Options& o, const std::vector<Fault>& schedule) {
   run.violations = FindOverlaps(run.holds);
   run.stats = sh.stats;
   run.events = cluster.events();
-  run.restarts = cluster.restarts();
-  run.quarantines = cluster.quarantines();
-  run.torn_tails_cut = cluster.torn_tails_cut();
+  run.runs = cluster.runs();
+  run.cluster = &cluster;
+  run.acks = &acks;
 
   PrintReport(o, run);
   if (!o.page.empty()) {
@@ -147,7 +209,7 @@ int RunChaos(const Options& o, const std::vector<Fault>& schedule) {
     std::filesystem::remove_all(root, ec);
   }
   std::printf("violations: %zu\n", run.violations.size());
-  return run.violations.empty() ? kExitOk : kExitViolations;
+  return RunFailed(run) ? kExitViolations : kExitOk;
 }
 
 }  // namespace
@@ -157,8 +219,9 @@ int main(int argc, char** argv) {
   using namespace latch::chaos;
   Options o = ParseOptions(argc, argv);
   std::vector<Fault> schedule = MakeSchedule(o);
+  std::vector<Rewrite> rewrites = MakeRewritePlan(o);
   if (o.schedule_only) {
-    PrintSchedule(schedule);
+    PrintSchedule(schedule, rewrites);
     return kExitOk;
   }
   struct sigaction sa {};
@@ -168,7 +231,7 @@ int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
   setvbuf(stdout, nullptr, _IOLBF, 0);
   try {
-    return RunChaos(o, schedule);
+    return RunChaos(o, schedule, rewrites);
   } catch (const HarnessError& e) {
     std::printf("harness error: %s\n", e.message.c_str());
     return kExitHarness;

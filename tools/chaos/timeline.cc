@@ -4,11 +4,49 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <map>
 
 #include "tools/chaos/schedule.h"
 
 namespace latch::chaos {
+
+bool ExplainedByNever(const Violation& v, const std::vector<NodeRun>& runs, Millis ttl) {
+  const uint32_t shared = v.a->granted_by & v.b->granted_by;
+  if (shared == 0) return false;  // unknown (majorities always share a node)
+  // The first lock reached its nodes up to one round (ttl/20 at most)
+  // before acquire returned.
+  const Clock::time_point from = v.a->granted - ttl / 20;
+  for (int n = 0; n < 32; ++n) {
+    if (!(shared & (1u << n))) continue;
+    const NodeRun* active = nullptr;  // the run that granted the second lock
+    bool restarted = false;
+    for (const NodeRun& r : runs) {
+      if (r.node != n || r.start > v.from) continue;
+      active = &r;  // runs are in start order
+      restarted |= r.restart && r.start >= from;
+    }
+    if (active == nullptr || !restarted || active->conf.quarantine != "never") return false;
+  }
+  return true;
+}
+
+bool RunFailed(const RunRecord& run) {
+  return !run.violations.empty() || (run.acks != nullptr && run.acks->lost_unallowed() > 0);
+}
+
+namespace {
+
+template <typename Key>
+std::string Counts(const std::map<Key, int64_t>& m, const std::function<std::string(Key)>& name) {
+  std::string s;
+  for (const auto& [k, count] : m) {
+    s += (s.empty() ? "" : ", ") + std::to_string(count) + " " + name(k);
+  }
+  return s.empty() ? "none" : s;
+}
+
+}  // namespace
 
 void PrintReport(const Options& o, const RunRecord& run) {
   const WorkerStats& st = run.stats;
@@ -21,19 +59,116 @@ void PrintReport(const Options& o, const RunRecord& run) {
               static_cast<long long>(st.attempts), static_cast<long long>(st.contended));
   std::printf("extends: %lld succeeded, %lld failed\n", static_cast<long long>(st.extends_ok),
               static_cast<long long>(st.extends_failed));
-  std::printf("quarantine refusals seen by clients: %lld\n",
-              static_cast<long long>(st.quarantine_answers));
-  std::map<FaultKind, int> by_kind;
+  std::printf("quarantine refusals seen by clients: %lld, MISCONF refusals: %lld\n",
+              static_cast<long long>(st.quarantine_answers),
+              static_cast<long long>(st.misconf_answers));
+  std::map<FaultKind, int64_t> by_kind;
   for (const FaultRecord& f : run.faults) ++by_kind[f.kind];
-  std::string kinds;
-  for (const auto& [kind, count] : by_kind) {
-    kinds += (kinds.empty() ? "" : ", ") + std::to_string(count) + " " + FaultName(kind);
-  }
+  auto kind_name = [](FaultKind k) { return std::string(FaultName(k)); };
   std::printf("faults injected: %zu (%s)\n", run.faults.size(),
-              kinds.empty() ? "none" : kinds.c_str());
-  std::printf("node restarts: %d, restart quarantines: %d, torn log tails cut at load: %d\n",
-              run.restarts, run.quarantines, run.torn_tails_cut);
+              Counts<FaultKind>(by_kind, kind_name).c_str());
+  int skipped = 0;
+  std::map<FaultKind, int64_t> skipped_by;
+  for (const auto& [k, n] : run.skipped) {
+    skipped += n;
+    skipped_by[k] = n;
+  }
+  if (skipped > 0) {
+    std::string why;
+    for (const auto& [k, knob] : run.skipped_for) {
+      why += (why.empty() ? "" : "; ") + std::string(FaultName(k)) + " needs " + knob;
+    }
+    std::printf("faults skipped: %d (%s), the server lacks the knobs (%s)\n", skipped,
+                Counts<FaultKind>(skipped_by, kind_name).c_str(), why.c_str());
+  } else {
+    std::printf("faults skipped: 0\n");
+  }
+  std::printf("server knobs: DEBUG FAULT-IO %s, --debug-wall-offset-ms %s, --debug-clock-id %s\n",
+              run.knobs.fault_io ? "yes" : "no", run.knobs.wall_offset ? "yes" : "no",
+              run.knobs.clock_id ? "yes" : "no");
+  if (const Cluster* c = run.cluster) {
+    std::printf("node restarts: %d, restart quarantines: %d, torn log tails cut at load: %d\n",
+                c->restarts(), c->quarantines(), c->torn_tails_cut());
+    if (!o.vary_appendfsync.empty() || !o.vary_quarantine.empty()) {
+      std::map<std::string, int64_t> fsync_runs, mode_runs;
+      for (const NodeRun& r : run.runs) {
+        ++fsync_runs[r.conf.appendfsync];
+        ++mode_runs[r.conf.quarantine];
+      }
+      auto str = [](std::string k) { return k; };
+      std::printf(
+          "configuration changes at restart: %d; node runs by appendfsync: %s; by quarantine: "
+          "%s\n",
+          c->config_changes(), Counts<std::string>(fsync_runs, str).c_str(),
+          Counts<std::string>(mode_runs, str).c_str());
+    }
+    std::printf(
+        "node exits on their own: %d after a failed fsync under appendfsync always (by design), "
+        "%zu others\n",
+        c->fsync_exits(), c->unexpected_exits().size());
+    for (const std::string& e : c->unexpected_exits()) std::printf("  exit: %s\n", e.c_str());
+    std::printf(
+        "nodes whose log would not load: %zu repaired with latch-check-aof --fix, %zu left "
+        "down\n",
+        c->repaired().size(), c->dead().size());
+    for (size_t i = 0; i < c->repaired().size() && i < 10; ++i) {
+      std::printf("  %s\n", c->repaired()[i].c_str());
+    }
+    if (c->repaired().size() > 10) std::printf("  … %zu more\n", c->repaired().size() - 10);
+    for (const std::string& d : c->dead()) std::printf("  down: %s\n", d.c_str());
+    std::printf("locks lengthened at replay: %zu (longest PTTL right after a restart: %lld ms)\n",
+                c->lengthened().size(), static_cast<long long>(c->longest_pttl_after_restart()));
+    for (const std::string& l : c->lengthened()) std::printf("  %s\n", l.c_str());
+  }
+  if (const AckBook* a = run.acks) {
+    const AckBook::WriterStats& w = a->writer_stats();
+    std::printf(
+        "rewrites: %lld started (%lld transactions with BGREWRITEAOF inside), %lld "
+        "refused inside a transaction, %lld given up after 5 s of refusals%s%s\n",
+        static_cast<long long>(w.rewrites), static_cast<long long>(w.rewrites_in_multi),
+        static_cast<long long>(w.rewrites_refused), static_cast<long long>(w.rewrites_given_up),
+        w.last_refusal.empty() ? "" : "; last refusal: ", w.last_refusal.c_str());
+    if (!a->tracking()) {
+      std::printf("acknowledged writes: not tracked (appendonly no forgets them by design)\n");
+      std::printf("acknowledged writes lost: 0 (not tracked)\n");
+    } else {
+      auto str = [](std::string k) { return k; };
+      std::printf(
+          "acknowledged writes: %lld (%lld sent, %lld refused (%s), %lld unanswered); %lld checks "
+          "read back %lld writes in %.2f s (%lld checks could not read the node)\n",
+          static_cast<long long>(a->acked()), static_cast<long long>(w.sent),
+          static_cast<long long>(w.refused), Counts<std::string>(w.refusals, str).c_str(),
+          static_cast<long long>(w.unknown), static_cast<long long>(a->checks()),
+          static_cast<long long>(a->checked_writes()), Secs(a->check_time()),
+          static_cast<long long>(a->unreadable_checks()));
+      std::printf("acknowledged writes lost after a power loss under everysec/no (allowed): %lld",
+                  static_cast<long long>(a->lost_allowed()));
+      if (a->lost_allowed() > 0) {
+        std::printf(" (%s; the oldest acknowledged %.0f ms before its power loss)",
+                    Counts<std::string>(a->allowed_by_cause(), str).c_str(),
+                    std::chrono::duration<double, std::milli>(a->oldest_allowed()).count());
+      }
+      std::printf("\n");
+      std::printf("acknowledged writes lost: %lld (allowed: %lld)\n",
+                  static_cast<long long>(a->lost_unallowed()),
+                  static_cast<long long>(a->lost_allowed()));
+      if (a->lost_unallowed() > 0) {
+        std::printf("  lost by fault: %s\n",
+                    Counts<std::string>(a->unallowed_by_cause(), str).c_str());
+      }
+      // The first ones in full; the rest are in the --verbose log.
+      const size_t shown = std::min<size_t>(a->findings().size(), 10);
+      for (size_t i = 0; i < shown; ++i) std::printf("  lost: %s\n", a->findings()[i].c_str());
+      if (a->findings().size() > shown) {
+        std::printf("  lost: … %zu more losses\n", a->findings().size() - shown);
+      }
+    }
+  }
   const auto t0 = run.t0;
+  bool any_never = false;
+  for (const NodeRun& r : run.runs) any_never |= r.conf.quarantine == "never";
+  size_t with_never = 0;
+  std::map<FaultKind, int64_t> by_cause;
   int k = 0;
   for (const Violation& v : run.violations) {
     ++k;
@@ -42,6 +177,9 @@ void PrintReport(const Options& o, const RunRecord& run) {
     for (const FaultRecord& f : run.faults) {
       if (f.at <= v.from) cause = &f;
     }
+    if (cause) ++by_cause[cause->kind];
+    const bool never = ExplainedByNever(v, run.runs, o.ttl);
+    with_never += never;
     std::printf(
         "violation %d: worker %d held the lock %.3f-%.3f s, worker %d held it "
         "%.3f-%.3f s: both from %.3f s to %.3f s (%.0f ms)",
@@ -53,7 +191,24 @@ void PrintReport(const Options& o, const RunRecord& run) {
                   cause->nodes.size() == 1 ? "" : "s", NodeList(cause->nodes).c_str(),
                   Secs(cause->at - t0));
     }
+    std::vector<int> shared;
+    for (int n = 0; n < o.nodes; ++n) {
+      if (v.a->granted_by & v.b->granted_by & (1u << n)) shared.push_back(n);
+    }
+    std::printf("; granted by both: node%s %s", shared.size() == 1 ? "" : "s",
+                NodeList(shared).c_str());
+    if (never) std::printf(", each restarted into quarantine never since the first grant");
     std::printf("\n");
+  }
+  if (!run.violations.empty()) {
+    std::printf("violations by the last fault before them: %s\n",
+                Counts<FaultKind>(by_cause, kind_name).c_str());
+  }
+  if (any_never) {
+    std::printf(
+        "violations explained by quarantine never (every node that granted both had restarted "
+        "into never since the first grant): %zu; others: %zu\n",
+        with_never, run.violations.size() - with_never);
   }
 }
 
@@ -65,11 +220,13 @@ void WriteTimeline(const std::string& path, const Options& o, const RunRecord& r
   const std::vector<Violation>& violations = run.violations;
   const double total = std::max(Secs(t_end - t0), 1.0);
   const double pxs = std::clamp(2400.0 / total, 40.0, 200.0);  // pixels per second
-  const double left = 120, lane = 20, top = 70;
+  const double left = 120, lane = 20, top = 86;
   const int lanes = o.workers + o.nodes;
   const double width = left + total * pxs + 30;
   const double height = top + lanes * lane + 60;
-  auto X = [&](Clock::time_point t) { return left + Secs(t - t0) * pxs; };
+  // Intervals still open at the end (a quarantine without end, a node that
+  // would not start again) are drawn to the end.
+  auto X = [&](Clock::time_point t) { return left + Secs(std::min(t, t_end) - t0) * pxs; };
   auto worker_y = [&](int w) { return top + w * lane; };
   auto node_y = [&](int n) { return top + (o.workers + n) * lane; };
   std::string s;
@@ -100,10 +257,15 @@ void WriteTimeline(const std::string& path, const Options& o, const RunRecord& r
   legend("#444", "node down");
   legend("#9e9e9e", "node paused (SIGSTOP)");
   legend("#f5a623", "restart quarantine");
+  legend("#ad1457", "disk error");
+  legend("#ffd54f", "slow disk");
+  legend("#8e24aa", "run with quarantine never");
+  legend("#000", "would not start again");
   Appendf(s,
-          "<text x=\"%.0f\" y=\"39\">marks: X kill -9, P power loss, T torn log tail; dashed red "
-          "line: majority power loss</text>\n",
-          lx);
+          "<text x=\"8\" y=\"56\">marks: X kill -9, P power loss, T torn log tail, S SIGTERM, "
+          "E exit of its own, W wall-clock step, B boot-id change, L log lost, R log repaired; "
+          "dashed red "
+          "line: majority power loss after a grant</text>\n");
   // Lanes and the time axis.
   for (int w = 0; w < o.workers; ++w) {
     Appendf(s,
@@ -162,6 +324,33 @@ void WriteTimeline(const std::string& path, const Options& o, const RunRecord& r
       case NodeEvent::kQuarantine:
         color = "#f5a623";
         break;
+      case NodeEvent::kDiskFault:
+        color = "#ad1457";
+        break;
+      case NodeEvent::kSlowDisk:
+        color = "#ffd54f";
+        break;
+      case NodeEvent::kDead:
+        color = "#000";
+        break;
+      case NodeEvent::kMarkClean:
+        mark = "S";
+        break;
+      case NodeEvent::kMarkExit:
+        mark = "E";
+        break;
+      case NodeEvent::kMarkWall:
+        mark = "W";
+        break;
+      case NodeEvent::kMarkClock:
+        mark = "B";
+        break;
+      case NodeEvent::kMarkLogLost:
+        mark = "L";
+        break;
+      case NodeEvent::kMarkRepair:
+        mark = "R";
+        break;
       case NodeEvent::kMarkCrash:
         mark = "X";
         break;
@@ -177,7 +366,7 @@ void WriteTimeline(const std::string& path, const Options& o, const RunRecord& r
               "<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%.0f\" fill=\"%s\">"
               "<title>node %d: %s, %.3f s to %.3f s</title></rect>\n",
               X(e.start), y, std::max(X(e.end) - X(e.start), 1.0), lane - 6, color, e.node,
-              e.note.c_str(), Secs(e.start - t0), Secs(e.end - t0));
+              e.note.c_str(), Secs(e.start - t0), Secs(std::min(e.end, t_end) - t0));
     } else {
       Appendf(s,
               "<text x=\"%.2f\" y=\"%.0f\" fill=\"#b00\" font-weight=\"bold\" font-size=\"13\" "
@@ -185,8 +374,18 @@ void WriteTimeline(const std::string& path, const Options& o, const RunRecord& r
               X(e.start) - 1, y + 12, mark, e.node, e.note.c_str(), Secs(e.start - t0));
     }
   }
+  // Runs with quarantine never: a thin bar along the bottom of the lane.
+  for (const NodeRun& r : run.runs) {
+    if (r.conf.quarantine != "never") continue;
+    const Clock::time_point end = r.end.value_or(t_end);
+    Appendf(s,
+            "<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"3\" fill=\"#8e24aa\">"
+            "<title>node %d: quarantine never, %.3f s to %.3f s</title></rect>\n",
+            X(r.start), node_y(r.node) + lane - 3, std::max(X(end) - X(r.start), 1.0), r.node,
+            Secs(r.start - t0), Secs(std::min(end, t_end) - t0));
+  }
   for (const FaultRecord& f : faults) {
-    if (f.kind != FaultKind::kAmnesia) continue;
+    if (f.kind != FaultKind::kAmnesia && f.kind != FaultKind::kRestartInQuarantine) continue;
     Appendf(s,
             "<line x1=\"%.2f\" y1=\"%.0f\" x2=\"%.2f\" y2=\"%.0f\" stroke=\"#e53935\" "
             "stroke-dasharray=\"4,3\"><title>power loss of nodes %s right after a grant, at %.3f "

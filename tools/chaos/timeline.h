@@ -10,9 +10,11 @@
 // scripts read.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
+#include "tools/chaos/acks.h"
 #include "tools/chaos/chaos.h"
 #include "tools/chaos/checker.h"
 #include "tools/chaos/cluster.h"
@@ -28,11 +30,30 @@ struct RunRecord {
   std::vector<Violation> violations;  // pointing into holds
   std::vector<FaultRecord> faults;    // as inflicted, in order
   std::vector<NodeEvent> events;
+  std::vector<NodeRun> runs;  // every node's runs and their configurations
   WorkerStats stats;
-  int restarts = 0;
-  int quarantines = 0;
-  int torn_tails_cut = 0;
+  // Faults the server could not take (an old build), by kind, and the knob
+  // each lacked.
+  std::map<FaultKind, int> skipped;
+  std::map<FaultKind, std::string> skipped_for;
+  ServerKnobs knobs;
+  const Cluster* cluster = nullptr;  // its counters and findings
+  const AckBook* acks = nullptr;
 };
+
+// Whether `quarantine never` explains a violation. The two holders' majorities
+// share at least one node, and each shared node granted the second lock
+// while the first was still valid on it: it must have forgotten the first.
+// A correct node forgets only through a restart, and after one that may
+// have lost leases it grants nothing until they have ended, unless it runs
+// with quarantine never (by design). So the violation is the
+// configuration's when every shared node restarted after the first grant and
+// was running `never` when it granted the second; otherwise it is a bug.
+bool ExplainedByNever(const Violation& v, const std::vector<NodeRun>& runs, Millis ttl);
+
+// What decides the exit status: violations, and acknowledged writes lost
+// beyond what the policies allow.
+bool RunFailed(const RunRecord& run);
 
 // The report's counts and one line per violation (stdout).
 void PrintReport(const Options& o, const RunRecord& run);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <random>
+#include <string_view>
 #include <thread>
 
 #include "tools/chaos/schedule.h"
@@ -14,6 +15,7 @@ WorkerStats& WorkerStats::operator+=(const WorkerStats& o) {
   attempts += o.attempts;
   contended += o.contended;
   quarantine_answers += o.quarantine_answers;
+  misconf_answers += o.misconf_answers;
   extends_ok += o.extends_ok;
   extends_failed += o.extends_failed;
   expired_before_use += o.expired_before_use;
@@ -49,9 +51,19 @@ void Worker(Shared& sh, int id) {
   // Short retry pauses: several workers contend all the time.
   ro.retry_delay_min = Millis{10};
   ro.retry_delay_max = Millis{60};
-  ro.observer = [&st](const latch::RoundReport& r) {
+  // Which nodes granted the lock: the last acquire round's yes answers.
+  uint32_t granted_by = 0;
+  ro.observer = [&st, &granted_by](const latch::RoundReport& r) {
+    if (r.success && std::string_view(r.op) == "acquire") {
+      granted_by = 0;
+      for (size_t i = 0; i < r.nodes.size(); ++i) {
+        if (r.nodes[i].answer == latch::NodeAnswer::kYes) granted_by |= 1u << i;
+      }
+    }
     for (const latch::NodeOutcome& n : r.nodes) {
       st.quarantine_answers += n.answer == latch::NodeAnswer::kQuarantined;
+      st.misconf_answers +=
+          n.answer == latch::NodeAnswer::kError && n.text.find("MISCONF") != std::string::npos;
     }
   };
   latch::RedLock rl(sh.endpoints, ro);
@@ -71,6 +83,7 @@ void Worker(Shared& sh, int id) {
     h.worker = id;
     h.granted = Clock::now();
     h.grants = lock.grants();
+    h.granted_by = granted_by;
     sh.grants.Notify();
 
     int64_t roll = Uniform(rng, 0, 99);

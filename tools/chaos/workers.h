@@ -26,6 +26,7 @@ struct WorkerStats {
   int64_t attempts = 0;
   int64_t contended = 0;
   int64_t quarantine_answers = 0;
+  int64_t misconf_answers = 0;  // -MISCONF: a node that cannot write its state record
   int64_t extends_ok = 0;
   int64_t extends_failed = 0;
   int64_t expired_before_use = 0;
