@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "tools/chaos/chaos.h"
@@ -30,6 +31,11 @@ struct Hold {
   Clock::time_point end;           // min(validity_end, released): the claim ends
   size_t grants = 0;               // nodes that granted it
   bool extended = false;
+  // --fence (fencing.h): the hold's token, when its winning attempt's
+  // requests left, and when the token was known.
+  uint64_t token = 0;
+  Clock::time_point requested;
+  Clock::time_point token_at;
 };
 
 // Two holds that overlap, and the overlap [from, to).

@@ -21,7 +21,7 @@ const char kUsage[] =
     "Usage: latch-chaos --nodes N --workers M --duration D --seed S\n"
     "                   --quarantine auto|never|always --appendfsync always|everysec|no\n"
     "                   [--appendonly yes|no] [--ttl D] [--timeline out.svg] [--server PATH]\n"
-    "                   [--keep] [--verbose] [--schedule-only]\n";
+    "                   [--keep] [--verbose] [--schedule-only] [--fence]\n";
 
 const char kHelp[] =
     "\n"
@@ -45,6 +45,9 @@ const char kHelp[] =
     "  --keep               keep the temporary directory (server logs, data)\n"
     "  --verbose            print faults and restarts as they happen\n"
     "  --schedule-only      print the fault schedule and exit\n"
+    "  --fence              acquire with fencing tokens and also check that a later\n"
+    "                       holder always carries a larger token (reported apart:\n"
+    "                       \"token order violations: N\"; any makes the exit status 1)\n"
     "\n"
     "Exit status: 0 no violation, 1 violations found, 2 harness error.\n"
     "The report's last line is \"violations: N\".\n";
@@ -106,7 +109,8 @@ Options ParseOptions(int argc, char** argv) {
     kServer,
     kKeep,
     kScheduleOnly,
-    kPage
+    kPage,
+    kFence
   };
   static const option kOptions[] = {
       {"nodes", required_argument, nullptr, kNodes},
@@ -122,6 +126,7 @@ Options ParseOptions(int argc, char** argv) {
       {"keep", no_argument, nullptr, kKeep},
       {"schedule-only", no_argument, nullptr, kScheduleOnly},
       {"page", required_argument, nullptr, kPage},
+      {"fence", no_argument, nullptr, kFence},
       {"verbose", no_argument, nullptr, 'v'},
       {"help", no_argument, nullptr, 'h'},
       {nullptr, 0, nullptr, 0},
@@ -142,6 +147,9 @@ Options ParseOptions(int argc, char** argv) {
         break;
       case kScheduleOnly:
         o.schedule_only = true;
+        break;
+      case kFence:
+        o.fence = true;
         break;
       case kNodes:
         o.nodes = static_cast<int>(IntArg("--nodes", value, 1, 9));
