@@ -68,6 +68,7 @@ LockWaits::Waiter LockWaits::Remove(const Session* s) {
 }
 
 size_t LockWaits::waiters(std::string_view key) const {
+  if (queues_.empty()) return 0;  // the common case: SET NX pays no hashing
   const Queue* q = Find(key);
   return q != nullptr ? q->waiters.size() : 0;
 }

@@ -198,6 +198,9 @@ TEST_F(LocksTest, ALeaseEndHandsTheKeyOverToTheMillisecond) {
   EXPECT_EQ(From(*c, {"SET", "lock", "C", "NX", "PX", "1000", "WAIT", "0"}), "");
   EXPECT_EQ(From(*b, {"PEXPIRE", "lock", "2000"}), Int(1));
   EXPECT_EQ(ts_.server().lock_waits().NextDue(), clock().MonoMs() + 2001);
+  EXPECT_EQ(From(*b, {"DEL", "lock"}), Int(1));
+  EXPECT_EQ(Take(*c), kOk);
+  EXPECT_EQ(ts_.server().lock_waits().NextDue(), INT64_MAX);
 }
 
 TEST_F(LocksTest, AnExpiryFoundByAnotherCommandStillGoesToTheQueue) {
