@@ -219,7 +219,7 @@ class LeasePolicy {
   std::atomic<uint64_t> bg_writes_{0};
 
   // Fencing tokens: how far the reservation is kept ahead of the counter.
-  static constexpr uint64_t kTokenBlock = 4096;
+  static constexpr uint64_t kTokenBlock = 65536;
   uint64_t TokensAhead() const;
   uint64_t window_tokens_ = 0, previous_window_tokens_ = 0;  // issued per window
   uint64_t next_token_ = 1;
