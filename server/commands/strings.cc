@@ -61,43 +61,44 @@ std::optional<SetArgs> ParseSet(std::span<const std::string_view> argv) {
   a.value = argv[2];
   auto is_time = [&] { return a.expire != ExpireKind::kNone && a.expire != ExpireKind::kKeepTtl; };
   for (size_t j = 3; j < argv.size(); ++j) {
-    std::string_view opt = argv[j];
+    // Compared as a C string (IsWord's rule), cut at its NUL once: a SET
+    // with several options pays one scan per word, not one per comparison.
+    const std::string_view opt = UpToNul(argv[j]);
+    auto is = [&](std::string_view word) {
+      return opt.size() == word.size() && EqualsIgnoreCase(opt, word);
+    };
     bool has_next = j + 1 < argv.size();
     bool cond_free = a.condition == Condition::kNone;
-    if (IsWord(opt, "NX") && (cond_free || a.condition == Condition::kNx)) {
+    if (is("NX") && (cond_free || a.condition == Condition::kNx)) {
       a.condition = Condition::kNx;
-    } else if (IsWord(opt, "XX") && (cond_free || a.condition == Condition::kXx)) {
+    } else if (is("XX") && (cond_free || a.condition == Condition::kXx)) {
       a.condition = Condition::kXx;
-    } else if ((IsWord(opt, "IFEQ") || IsWord(opt, "IFNE") || IsWord(opt, "IFDEQ") ||
-                IsWord(opt, "IFDNE")) &&
-               cond_free && has_next) {
-      a.condition = IsWord(opt, "IFEQ")    ? Condition::kIfEq
-                    : IsWord(opt, "IFNE")  ? Condition::kIfNe
-                    : IsWord(opt, "IFDEQ") ? Condition::kIfDeq
-                                           : Condition::kIfDne;
+    } else if ((is("IFEQ") || is("IFNE") || is("IFDEQ") || is("IFDNE")) && cond_free && has_next) {
+      a.condition = is("IFEQ")    ? Condition::kIfEq
+                    : is("IFNE")  ? Condition::kIfNe
+                    : is("IFDEQ") ? Condition::kIfDeq
+                                  : Condition::kIfDne;
       a.match = argv[++j];
-    } else if (IsWord(opt, "GET")) {
+    } else if (is("GET")) {
       a.get = true;
-    } else if (IsWord(opt, "KEEPTTL") && !is_time()) {
+    } else if (is("KEEPTTL") && !is_time()) {
       a.expire = ExpireKind::kKeepTtl;
-    } else if ((IsWord(opt, "EX") || IsWord(opt, "PX") || IsWord(opt, "EXAT") ||
-                IsWord(opt, "PXAT")) &&
-               has_next) {
-      ExpireKind kind = IsWord(opt, "EX")     ? ExpireKind::kEx
-                        : IsWord(opt, "PX")   ? ExpireKind::kPx
-                        : IsWord(opt, "EXAT") ? ExpireKind::kExAt
-                                              : ExpireKind::kPxAt;
+    } else if ((is("EX") || is("PX") || is("EXAT") || is("PXAT")) && has_next) {
+      ExpireKind kind = is("EX")     ? ExpireKind::kEx
+                        : is("PX")   ? ExpireKind::kPx
+                        : is("EXAT") ? ExpireKind::kExAt
+                                     : ExpireKind::kPxAt;
       // The same unit twice is allowed (the last one wins); two different
       // ones, or one with KEEPTTL, are not.
       if (a.expire != ExpireKind::kNone && a.expire != kind) return std::nullopt;
       a.expire = kind;
       a.expire_arg = argv[++j];
-    } else if (IsWord(opt, "FENCE")) {
+    } else if (is("FENCE")) {
       a.fence = true;
-    } else if (IsWord(opt, "MIN") && has_next) {
+    } else if (is("MIN") && has_next) {
       a.has_min = true;
       a.min_arg = argv[++j];
-    } else if (IsWord(opt, "WAIT") && has_next) {
+    } else if (is("WAIT") && has_next) {
       a.wait = true;
       a.wait_arg = argv[++j];
     } else {
