@@ -405,10 +405,11 @@ AcquireResult RedLock::acquire(const std::string& key, Millis ttl, Millis wait) 
     // Fencing: the token once the floor is raised on enough nodes (within
     // the validity, like the grants themselves).
     uint64_t fence = 0;
+    std::optional<RoundReport> raise;
     if (options_.fence && rep.yes >= rep.quorum && LockClock::now() < t0 + ttl - Drift(ttl)) {
       auto left =
           std::chrono::duration_cast<microseconds>(t0 + ttl - Drift(ttl) - LockClock::now());
-      fence = RaiseFloor(key, token, rep, std::min<microseconds>(timeout, left));
+      fence = RaiseFloor(key, token, rep, std::min<microseconds>(timeout, left), &raise);
       if (fence == 0) ++result.unfenced;
     }
     const auto t1 = LockClock::now();
@@ -452,11 +453,13 @@ AcquireResult RedLock::acquire(const std::string& key, Millis ttl, Millis wait) 
         s->granted[i] = rep.nodes[i].answer == NodeAnswer::kYes;
       }
       Notify(rep);
+      if (raise) Notify(*raise);
       result.last = std::move(rep);
       result.lock.emplace(Lock(std::move(s)));
       return result;
     }
     Notify(rep);
+    if (raise) Notify(*raise);
     // Failed: release on every node, so that the minority we got does not
     // block the next attempt (ours or anyone's) until it expires.
     if (std::find(maybe_set.begin(), maybe_set.end(), true) != maybe_set.end()) {
@@ -473,7 +476,8 @@ AcquireResult RedLock::acquire(const std::string& key, Millis ttl, Millis wait) 
 }
 
 uint64_t RedLock::RaiseFloor(const std::string& key, const std::string& token,
-                             const RoundReport& rep, microseconds timeout) {
+                             const RoundReport& rep, microseconds timeout,
+                             std::optional<RoundReport>* round) {
   uint64_t top = 0;
   for (const NodeOutcome& o : rep.nodes) {
     if (o.answer == NodeAnswer::kYes) top = std::max(top, static_cast<uint64_t>(o.integer));
@@ -509,8 +513,9 @@ uint64_t RedLock::RaiseFloor(const std::string& key, const std::string& token,
   raise.quorum = needed;
   raise.success = raised >= needed;
   raise.fence = raise.success ? top : 0;
-  Notify(raise);
-  return raise.success ? top : 0;
+  const uint64_t out = raise.fence;
+  *round = std::move(raise);
+  return out;
 }
 
 std::vector<KeyState> RedLock::inspect(const std::string& key) {

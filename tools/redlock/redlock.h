@@ -89,7 +89,7 @@ const char* AnswerName(NodeAnswer a);
 
 struct NodeOutcome {
   NodeAnswer answer = NodeAnswer::kNoAnswer;
-  std::string text;  // the reply as redis-cli would show it, or the failure's reason
+  std::string text;     // the reply as redis-cli would show it, or the failure's reason
   int64_t integer = 0;  // an integer reply's value (SET … FENCE: the node's token)
   std::chrono::microseconds latency{0};
   bool sent = false;  // the request left for the node (else it cannot have applied it)
@@ -262,9 +262,11 @@ class RedLock {
   Millis RetryDelay();
   // Fencing, step 2 (see the top of this file): raises the floor to the
   // largest token of `rep` on the granting nodes below it. The token once
-  // enough nodes are at it or above, else 0.
+  // enough nodes are at it or above, else 0; *round is the raising round
+  // (left empty when every granting node gave that token already), for the
+  // observer, which hears of it after the acquire round.
   uint64_t RaiseFloor(const std::string& key, const std::string& token, const RoundReport& rep,
-                      std::chrono::microseconds timeout);
+                      std::chrono::microseconds timeout, std::optional<RoundReport>* round);
 
   RedLockOptions options_;
   std::mutex round_mu_;  // one round at a time on the shared connections
