@@ -256,6 +256,26 @@ TEST_F(LocksTest, AReleaseInsideATransactionHandsOverAfterIt) {
   EXPECT_EQ(Run({"GET", "lock"}), Bulk("B"));
 }
 
+TEST_F(LocksTest, EveryWayOfReleasingHandsOver) {
+  auto b = Client(2);
+  const std::vector<std::vector<std::string>> releases = {{"DEL", "lock"},
+                                                          {"UNLINK", "lock"},
+                                                          {"GETDEL", "lock"},
+                                                          {"DELIFEQ", "lock", "A"},
+                                                          {"DELEX", "lock", "IFEQ", "A"},
+                                                          {"DELEX", "lock"},
+                                                          {"PEXPIRE", "lock", "0"},
+                                                          {"SET", "lock", "A", "PXAT", "1"}};
+  for (const auto& release : releases) {
+    Run({"SET", "lock", "A", "NX", "PX", "10000"});
+    EXPECT_EQ(From(*b, {"SET", "lock", "B", "NX", "PX", "1000", "WAIT", "0"}), "") << release[0];
+    Run(release);
+    EXPECT_EQ(Take(*b), kOk) << release[0];
+    EXPECT_EQ(Run({"GET", "lock"}), Bulk("B")) << release[0];
+    Run({"DEL", "lock"});
+  }
+}
+
 TEST_F(LocksTest, FlushallHandsEveryQueueItsKey) {
   auto b = Client(2), c = Client(3);
   Run({"MSET", "x", "1", "y", "2"});
