@@ -144,6 +144,10 @@ Reader::Status Reader::Next() {
     arg_store_.clear();
     size_t pos = start_;
     bool in_transaction = false;
+    // A fence annotation was read: the SET it belongs to must follow, in
+    // the same unit (a tail torn between them cuts both, so a token can
+    // never be left behind for whatever record a later run appends).
+    bool fence_open = false;
     uint64_t seen = 0;
     bool need_more = false;
     bool skipped = false;
@@ -163,7 +167,7 @@ Reader::Status Reader::Next() {
           return Fail(Status::kCorrupt, error_);
         case Parse::kSkipped:
           pos = end;
-          if (!in_transaction) {
+          if (!in_transaction && !fence_open) {
             // An annotation between units: step over it and start again.
             safe_offset_ = unit_start + (pos - start_);
             start_ = pos;
@@ -174,6 +178,10 @@ Reader::Status Reader::Next() {
           break;
       }
       ++seen;
+      if (fence_open && rec.op != Op::kSet) {
+        return Fail(Status::kCorrupt, "a fence annotation not followed by SET");
+      }
+      fence_open = rec.op == Op::kFence;
       if (rec.op == Op::kMulti) {
         if (in_transaction) return Fail(Status::kCorrupt, "MULTI inside a transaction");
         in_transaction = true;
@@ -190,7 +198,7 @@ Reader::Status Reader::Next() {
         records_.push_back(std::move(rec));
       }
       pos = end;
-      if (!in_transaction) {
+      if (!in_transaction && !fence_open) {
         unit_offset_ = unit_start;
         safe_offset_ = unit_start + (pos - start_);
         start_ = pos;

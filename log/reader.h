@@ -13,8 +13,9 @@
 //    nothing half-applied. A transaction cut anywhere is dropped whole.
 //  - The records of a unit (records()) stay valid until the next call.
 //  - Annotations: the clock annotation is returned as a record of its own
-//    (Op::kClock, also inside a transaction); any other line starting with
-//    '#' (Redis's #TS:) is skipped.
+//    (Op::kClock, also inside a transaction); a fence annotation (Op::kFence)
+//    is returned in one unit with the SET it belongs to, which must follow
+//    it; any other line starting with '#' (Redis's #TS:) is skipped.
 #pragma once
 
 #include <cstdint>

@@ -23,6 +23,11 @@
 //   #latch-clock <clock-id> <boot-ms> <unix-ms>\r\n
 //   #latch-fence <token>\r\n      the key of the next SET holds this fencing token
 //
+// A fence annotation is always directly followed by its SET: the reader
+// returns the two as one unit, so a tail torn between them drops both (a
+// token left alone would otherwise attach itself to whatever SET the next
+// run appends). A SET without one stores a key without a token.
+//
 // The log's id ties it to the state record (server/state_record.h): a run
 // records which log, and how much of it, its promises rest on, so a log
 // repaired, restored from a backup or damaged since is not trusted for them.

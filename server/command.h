@@ -225,6 +225,7 @@ void RegisterScripting(CommandRegistry& r);
 void RegisterFaults(CommandRegistry& r);  // fault.cc: the test bench
 void RegisterDiagnostics(CommandRegistry& r);
 void RegisterDurability(CommandRegistry& r);
+void RegisterLocks(CommandRegistry& r);  // locks.cc: FENCE, LOCKINFO
 }  // namespace commands
 
 }  // namespace latch

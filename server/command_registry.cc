@@ -149,6 +149,7 @@ CommandRegistry::CommandRegistry() {
   commands::RegisterFaults(*this);
   commands::RegisterDiagnostics(*this);
   commands::RegisterDurability(*this);
+  commands::RegisterLocks(*this);
   Index();
 }
 

@@ -14,6 +14,7 @@
 #include "server/clock.h"
 #include "server/config.h"
 #include "server/stats.h"
+#include "server/waiters.h"
 
 namespace latch {
 
@@ -86,6 +87,15 @@ class ServerControl {
   // until `deadline` (boot-clock ms; 0: none). Then the server replies
   // [local fsync done, 0] and the session goes on.
   virtual void ParkForFsync(Session& s, bool local, int64_t numreplicas, int64_t deadline) = 0;
+
+  // ---- lock waits (SET … NX WAIT, LOCKINFO; server/waiters.h)
+  // Parks `s` at the tail of the queue of `key` in its database: it reads no further request
+  // until the key is granted to it (the reply is OK, or its fencing token
+  // with FENCE), its timeout passes (nil) or it disconnects.
+  virtual void ParkForLock(Session& s, std::string_view key, LockWaitRequest request) = 0;
+  // How many clients wait for `key` in database `db` (a key with waiters is not free for a
+  // SET NX from outside the queue, even in the instant it is absent).
+  virtual size_t lock_waiters(int db, std::string_view key) const = 0;
 };
 
 }  // namespace latch

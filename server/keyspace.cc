@@ -64,8 +64,9 @@ size_t Keyspace::AllocationOf(const Entry& e) {
   return bytes;
 }
 
-Keyspace::Entry* Keyspace::NewEntry(std::string_view key, std::string_view value) {
-  void* mem = std::malloc(sizeof(Entry) + key.size() + value.size());
+Keyspace::Entry* Keyspace::NewEntry(std::string_view key, std::string_view value, uint64_t token) {
+  const size_t token_bytes = token != 0 ? sizeof(token) : 0;
+  void* mem = std::malloc(sizeof(Entry) + key.size() + value.size() + token_bytes);
   if (mem == nullptr) throw std::bad_alloc();
   Entry* e = static_cast<Entry*>(mem);
   e->next = nullptr;
@@ -75,8 +76,10 @@ Keyspace::Entry* Keyspace::NewEntry(std::string_view key, std::string_view value
   e->value_len = static_cast<uint32_t>(value.size());
   e->access_clock = 0;
   e->value_kind = 0;
+  e->fenced = token != 0;
   if (!key.empty()) std::memcpy(e->bytes(), key.data(), key.size());
   if (!value.empty()) std::memcpy(e->bytes() + key.size(), value.data(), value.size());
+  if (token != 0) std::memcpy(e->bytes() + key.size() + value.size(), &token, sizeof(token));
   return e;
 }
 
@@ -117,7 +120,7 @@ void Keyspace::Unlink(Entry** slot) {
   Entry* e = *slot;
   *slot = e->next;
   if (e->has_deadline()) RemoveFromTtlIndex(e);
-  entry_bytes_ -= sizeof(Entry) + e->key_len + e->value_len;
+  entry_bytes_ -= BlockBytes(*e);
   --size_;
   FreeEntry(e);
 }
@@ -146,43 +149,50 @@ const Keyspace::Entry* Keyspace::Find(std::string_view key, int64_t now, bool to
   return e;
 }
 
-void Keyspace::Set(std::string_view key, std::string_view value, int64_t deadline,
-                   bool keep_deadline, uint8_t kind) {
+const Keyspace::Entry* Keyspace::Set(std::string_view key, std::string_view value, int64_t deadline,
+                                     bool keep_deadline, uint8_t kind, uint64_t token) {
   uint64_t hash = Hash(key);
   Entry** slot = Locate(key, hash);
   Entry* e;
   if (slot != nullptr) {
     Entry* old = *slot;
     if (keep_deadline) deadline = old->deadline;
-    if (old->value_len == value.size()) {
+    // The same value is the same holder: it keeps its token.
+    if (token == kKeepTokenIfSame) token = old->fenced && old->value() == value ? old->token() : 0;
+    if (old->value_len == value.size() && old->fenced == (token != 0)) {
       // Same length (a lock renewal rewrites the same token): in place.
       if (!value.empty()) std::memcpy(old->bytes() + old->key_len, value.data(), value.size());
+      if (token != 0) {
+        std::memcpy(old->bytes() + old->key_len + value.size(), &token, sizeof(token));
+      }
       e = old;
     } else {
-      e = NewEntry(key, value);
+      e = NewEntry(key, value, token);
       e->next = old->next;
       e->deadline = old->deadline;
       e->ttl_slot = old->ttl_slot;
       if (old->has_deadline()) ttl_index_[old->ttl_slot] = e;
-      entry_bytes_ += static_cast<int64_t>(value.size()) - static_cast<int64_t>(old->value_len);
+      entry_bytes_ += BlockBytes(*e) - BlockBytes(*old);
       *slot = e;
       FreeEntry(old);
     }
   } else {
+    if (token == kKeepTokenIfSame) token = 0;
     MaybeResize();
-    e = NewEntry(key, value);
+    e = NewEntry(key, value, token);
     Table& table = rehashing() ? tables_[1] : tables_[0];
     Entry*& head = table.buckets[hash & table.mask()];
     e->next = head;
     head = e;
     ++size_;
-    entry_bytes_ += sizeof(Entry) + key.size() + value.size();
+    entry_bytes_ += BlockBytes(*e);
   }
   if (e->has_deadline() && deadline == kNoDeadline) RemoveFromTtlIndex(e);
   if (!e->has_deadline() && deadline != kNoDeadline) AddToTtlIndex(e);
   e->deadline = deadline;
   e->access_clock = access_clock_;
   e->value_kind = kind;
+  return e;
 }
 
 const Keyspace::Entry* Keyspace::RandomEntry() const {

@@ -24,12 +24,15 @@
 // buckets per operation), so no single command pays for rehashing millions of
 // keys. Keys with a deadline are also indexed in a dense array for sampling.
 // The header's last word, which alignment would otherwise waste, holds the
-// key's access clock (OBJECT IDLETIME) and a byte the Store keeps about how
-// the value was produced (OBJECT ENCODING).
+// key's access clock (OBJECT IDLETIME), a few bits the Store keeps about how
+// the value was produced (OBJECT ENCODING), and whether the key has a
+// fencing token (SET … FENCE, see store.h): a fenced entry keeps its 8-byte
+// token right after the value bytes, so a key without one costs nothing.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <random>
 #include <string_view>
@@ -53,11 +56,20 @@ class Keyspace {
     // modulo 2^24, as Redis's LRU clock (it wraps after 194 days).
     uint32_t access_clock : 24;
     // Opaque to the keyspace: the Store's note of how the value was made.
-    uint32_t value_kind : 8;
+    uint32_t value_kind : 7;
+    // The entry holds a fencing token after its value.
+    uint32_t fenced : 1;
 
     std::string_view key() const { return {bytes(), key_len}; }
     std::string_view value() const { return {bytes() + key_len, value_len}; }
     bool has_deadline() const { return deadline != kNoDeadline; }
+    // The key's fencing token; 0: none.
+    uint64_t token() const {
+      if (!fenced) return 0;
+      uint64_t t;
+      std::memcpy(&t, bytes() + key_len + value_len, sizeof(t));
+      return t;
+    }
 
    private:
     friend class Keyspace;
@@ -88,13 +100,18 @@ class Keyspace {
   // Whether `key` is stored, expired or not (no lazy expiry, no listener).
   bool Contains(std::string_view key) { return Locate(key, Hash(key)) != nullptr; }
 
+  // Set's `token` meaning "the token of the entry it replaces if the value
+  // is the same, else none" (tokens are at most INT64_MAX: a RESP integer).
+  static constexpr uint64_t kKeepTokenIfSame = UINT64_MAX;
+
   // Stores `value` under `key` with `deadline` (kNoDeadline for none),
   // replacing any previous value and deadline. When keep_deadline is true an
   // existing key keeps its deadline and `deadline` is ignored for it. The
   // entry's access clock is the last time the keyspace was given (Tick,
-  // Find), and its value_kind is `kind`.
-  void Set(std::string_view key, std::string_view value, int64_t deadline,
-           bool keep_deadline = false, uint8_t kind = 0);
+  // Find), its value_kind is `kind` (< 128), and its fencing token `token`
+  // (0: none; kKeepTokenIfSame: see above). Returns the entry.
+  const Entry* Set(std::string_view key, std::string_view value, int64_t deadline,
+                   bool keep_deadline = false, uint8_t kind = 0, uint64_t token = kKeepTokenIfSame);
 
   // The current time, for the access clock of the entries written next.
   void Tick(int64_t now_ms) { access_clock_ = AccessClock(now_ms); }
@@ -230,7 +247,11 @@ class Keyspace {
     return static_cast<uint32_t>((now_ms / 1000) & kAccessClockMax);
   }
   static constexpr uint32_t kAccessClockMax = (1u << 24) - 1;
-  static Entry* NewEntry(std::string_view key, std::string_view value);
+  static Entry* NewEntry(std::string_view key, std::string_view value, uint64_t token);
+  // Bytes of an entry's block: header, key, value and token.
+  static size_t BlockBytes(const Entry& e) {
+    return sizeof(Entry) + e.key_len + e.value_len + (e.fenced ? sizeof(uint64_t) : 0);
+  }
   static void FreeEntry(Entry* e);
 
   // The slot holding a pointer to the entry for `key` (so it can be replaced

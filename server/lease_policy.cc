@@ -70,6 +70,15 @@ std::optional<int64_t> LeasePolicy::CapNow() const {
   return std::nullopt;
 }
 
+uint64_t LeasePolicy::TokensAhead() const {
+  // The tokens of the last two windows (5 to 10 seconds at the recent rate),
+  // at least a block: at any rate the reservation is moved a few times a
+  // minute, off the loop, and a restart skips at most that many numbers
+  // (out of 2^63).
+  return std::clamp<uint64_t>(window_tokens_ + previous_window_tokens_, kTokenBlock,
+                              uint64_t{1} << 32);
+}
+
 int64_t LeasePolicy::Ahead() const {
   // The margin the horizon is kept ahead of the grants: half the longest
   // recent TTL, between 1 and 10 seconds. Larger means fewer record writes;
@@ -95,8 +104,7 @@ void LeasePolicy::Begin(int64_t now, const aof::LogIdentity& log) {
     // holding at least what that run had synced — and, after a clean stop,
     // exactly that. A repair (latch-check-aof --fix), a backup put back, or
     // bytes changed since, and it is another log.
-    trusted_log_ = prev_->appendonly && log.exists && !log.id.empty() &&
-                   log.id == prev_->log_id &&
+    trusted_log_ = prev_->appendonly && log.exists && !log.id.empty() && log.id == prev_->log_id &&
                    (prev_->clean ? log.size == prev_->log_synced : log.size >= prev_->log_synced);
     // Fencing tokens start above every token the previous runs may have issued.
     next_token_ = prev_->fence_reserved + 1;
@@ -344,11 +352,15 @@ std::optional<std::string> LeasePolicy::CheckTtl(int64_t ttl_ms) const {
          " ms)";
 }
 
+std::string LeasePolicy::RecordRefusal() const {
+  return "MISCONF " + record_error() +
+         ". Lock grants are refused until it can be written; reads and releases are served.";
+}
+
 std::optional<std::string> LeasePolicy::Admit(int64_t deadline, int64_t now) {
   if (quarantined(now)) return RefusalText(now);
   if (state_errno_.load() != 0 || !started_) {
-    return "MISCONF " + record_error() +
-           ". Lock grants are refused until it can be written; reads and releases are served.";
+    return RecordRefusal();
   }
   if (deadline == kNoDeadline) return std::nullopt;  // not a lease: no horizon to move
   int64_t ttl = std::max<int64_t>(0, deadline - now);
@@ -364,8 +376,7 @@ std::optional<std::string> LeasePolicy::Admit(int64_t deadline, int64_t now) {
   int64_t target =
       SatAdd(std::max(deadline, SatAdd(now, std::max(window_ttl_, previous_window_ttl_))), Ahead());
   if (!WriteNow(now, target)) {
-    return "MISCONF " + record_error() +
-           ". Lock grants are refused until it can be written; reads and releases are served.";
+    return RecordRefusal();
   }
   return std::nullopt;
 }
@@ -373,15 +384,19 @@ std::optional<std::string> LeasePolicy::Admit(int64_t deadline, int64_t now) {
 std::optional<uint64_t> LeasePolicy::IssueToken(int64_t now, uint64_t min) {
   uint64_t token = std::max(next_token_, min);
   if (token == UINT64_MAX || token > INT64_MAX) return std::nullopt;  // a RESP integer
-  if (token > reserved_.load()) {
+  if (!ephemeral_ && token > reserved_.load()) {
     // Beyond the reservation on disk: reserve a block, durably, first. (A
     // background reservation still in flight lands first and may do.)
     bio_.Drain();
-    if (token > reserved_.load() && !WriteNow(now, std::nullopt, false, token + kTokenBlock - 1)) {
+    // Eight times what this window issued so far: a burst that outruns the
+    // background reservation pays a few synchronous writes, not one per block.
+    const uint64_t ahead = std::max(TokensAhead(), std::min(8 * window_tokens_, uint64_t{1} << 32));
+    if (token > reserved_.load() && !WriteNow(now, std::nullopt, false, token + ahead - 1)) {
       return std::nullopt;
     }
   }
   next_token_ = token + 1;
+  ++window_tokens_;
   tokens_recently_ = true;
   return token;
 }
@@ -397,6 +412,8 @@ void LeasePolicy::Cron(int64_t now) {
   if (now - window_start_ >= kWindowMs) {
     previous_window_ttl_ = window_ttl_;
     window_ttl_ = 0;
+    previous_window_tokens_ = window_tokens_;
+    window_tokens_ = 0;
     window_start_ = now;
   }
   if (!started_) return;
@@ -413,8 +430,9 @@ void LeasePolicy::Cron(int64_t now) {
   // Keep the token reservation ahead of the tokens issued, off the loop.
   if (tokens_recently_) {
     uint64_t have = std::max(reserved_.load(), queued_reserved_);
-    if (have < next_token_ + kTokenBlock / 2) {
-      uint64_t target = next_token_ + kTokenBlock;
+    const uint64_t ahead = TokensAhead();
+    if (have < next_token_ + ahead / 2) {
+      uint64_t target = next_token_ + ahead;
       std::string text = Current(false, now, std::nullopt, target).Serialize();
       queued_reserved_ = target;
       tokens_recently_ = false;
@@ -457,7 +475,7 @@ bool LeasePolicy::OnConfigChange(int64_t now) {
   // The new state, tentatively: it becomes the policy's only once recorded.
   bool fsync_always = fsync_always_ && config_.appendonly &&
                       config_.appendfsync == FsyncPolicy::kAlways;  // no longer "throughout"
-  bool uncapped = uncapped_seen_ || config_.max_lock_ttl <= 0;    // leases of any length
+  bool uncapped = uncapped_seen_ || config_.max_lock_ttl <= 0;      // leases of any length
   int64_t cap = std::max(cap_seen_, config_.max_lock_ttl);
   bool end_quarantine = quarantine_active_ && config_.quarantine == QuarantineMode::kNever;
   if (fsync_always == fsync_always_ && uncapped == uncapped_seen_ && cap == cap_seen_ &&

@@ -120,6 +120,10 @@ class LeasePolicy {
   // token is at least `min` and the counter jumps there. nullopt when the
   // reservation cannot be recorded: the grant is refused.
   std::optional<uint64_t> IssueToken(int64_t now, uint64_t min = 0);
+  // The refusal of a grant while the state record cannot be written
+  // (MISCONF …): Admit's, and what SET … FENCE replies when IssueToken
+  // cannot reserve.
+  std::string RecordRefusal() const;
   // The last token issued (0: none yet in this run's range).
   uint64_t last_token() const { return next_token_ - 1; }
 
@@ -214,8 +218,10 @@ class LeasePolicy {
   uint64_t sync_writes_ = 0;
   std::atomic<uint64_t> bg_writes_{0};
 
-  // Fencing tokens.
-  static constexpr uint64_t kTokenBlock = 4096;
+  // Fencing tokens: how far the reservation is kept ahead of the counter.
+  static constexpr uint64_t kTokenBlock = 65536;
+  uint64_t TokensAhead() const;
+  uint64_t window_tokens_ = 0, previous_window_tokens_ = 0;  // issued per window
   uint64_t next_token_ = 1;
   std::atomic<uint64_t> reserved_{0};  // tokens up to this are on disk as reserved
   uint64_t queued_reserved_ = 0;

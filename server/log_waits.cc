@@ -45,23 +45,27 @@ void Server::ServeFsyncWaits(int64_t now) {
     reply.Array(2);
     reply.Int(synced ? 1 : 0);
     reply.Int(0);
-    c.blocked = false;
-    FinishReply(c, start);
-    c.NoteOutput();
-    OnClientOutput(c);
-    if (c.query_buffer_size() > 0 && resume_idle_.get() != nullptr) {
-      // Its next requests run on the next loop iteration: an idle handle
-      // keeps the loop from sleeping until then.
-      if (!resume_idle_.initialized()) {
-        uv_idle_init(&loop_, resume_idle_.get());
-        resume_idle_.MarkInitialized();
-        resume_idle_->data = this;
-      }
-      resumable_.push_back(&c);
-      uv_idle_start(resume_idle_.get(), OnResume);
-    }
+    Unpark(c, start);
   }
   fsync_waits_.swap(still);
+}
+
+void Server::Unpark(Connection& c, size_t reply_start) {
+  c.blocked = false;
+  FinishReply(c, reply_start);
+  c.NoteOutput();
+  OnClientOutput(c);
+  if (c.query_buffer_size() > 0 && resume_idle_.get() != nullptr) {
+    // Its next requests run on the next loop iteration: an idle handle
+    // keeps the loop from sleeping until then.
+    if (!resume_idle_.initialized()) {
+      uv_idle_init(&loop_, resume_idle_.get());
+      resume_idle_.MarkInitialized();
+      resume_idle_->data = this;
+    }
+    resumable_.push_back(&c);
+    uv_idle_start(resume_idle_.get(), OnResume);
+  }
 }
 
 void Server::OnResume(uv_idle_t* idle) {
@@ -76,6 +80,8 @@ void Server::OnResume(uv_idle_t* idle) {
 
 void Server::ForgetWaits(Connection& c) {
   std::erase_if(fsync_waits_, [&](const FsyncWait& w) { return w.client == &c; });
+  // A lock waiter that disconnects leaves its queue: the next one moves up.
+  lock_waits_.Forget(c);
   std::erase(resumable_, &c);
 }
 

@@ -11,6 +11,7 @@
 
 #include "protocol/reply_writer.h"
 #include "server/connection.h"
+#include "server/db_key.h"
 #include "server/faults.h"
 #include "server/history.h"
 #include "server/log.h"
@@ -63,8 +64,16 @@ Server::Server(Config config, std::unique_ptr<Clock> clock)
   replid_ = RandomHex(40);
   start_mono_ms_ = clock_->MonoMs();
   gate_.Configure(config_);
-  store_.set_key_observer([this](int db, std::string_view key) { watches_.Touched(db, key); });
-  store_.set_flush_observer([this](int db) { watches_.TouchedAll(db); });
+  store_.set_key_observer([this](int db, std::string_view key) {
+    watches_.Touched(db, key);
+    if (!lock_waits_.empty()) lock_waits_.Touched(DbKey(db, key));
+  });
+  store_.set_flush_observer([this](int db) {
+    watches_.TouchedAll(db);
+    // Every queue is looked at again (those of other databases find their
+    // key still held and stay as they are).
+    lock_waits_.TouchedAll();
+  });
   store_.set_expiry_observer([this](std::string_view) { ++stats_.expired_keys; });
   // The test bench (faults.h, history.h): the history file is opened by Run().
   if (!config_.history_file.empty()) {
@@ -307,6 +316,7 @@ void Server::CloseAll() {
   load_idle_.Close();
   if (faults_ != nullptr) faults_->Close();
   resume_idle_.Close();
+  lock_timer_.Close();
   acceptors_.clear();
   for (auto& l : listeners_) l.Close();
   listeners_.clear();
@@ -341,20 +351,26 @@ bool Server::Dispatch(Connection& client, std::span<const std::string_view> argv
   // effect's record (written; under appendfsync always also fsynced):
   // Connection::Flush holds it back until then. So a process crash never
   // loses an acknowledged write, whatever the policy.
-  if (log_ != nullptr && store_.changes() != changes_before) {
-    if (client.held_from == Connection::kNotHeld) {
-      client.held_from = reply_start;
-      ++held_clients_;
-    }
-    client.held_until = log_->appended_end();
-    client.last_write_offset = client.held_until;  // what WAITAOF waits for
-  }
+  HoldForLog(client, reply_start, changes_before);
+  // A key with waiters released or expired by this command goes to its
+  // first waiter now, before any other request runs (lock_waits.cc).
+  if (lock_waits_.has_touched()) ServeLockWaits();
   if (client.blocked) return false;  // parked: the reply comes when the wait ends
   bool kept = FinishReply(client, reply_start);
   // The test bench: FAULT DELAY / DROP of this reply.
   if (faults_->active()) faults_->AfterCommand(client, cmd, reply_start);
   client.NoteOutput();
   return kept;
+}
+
+void Server::HoldForLog(Connection& client, size_t reply_start, uint64_t changes_before) {
+  if (log_ == nullptr || store_.changes() == changes_before) return;
+  if (client.held_from == Connection::kNotHeld) {
+    client.held_from = reply_start;
+    ++held_clients_;
+  }
+  client.held_until = log_->appended_end();
+  client.last_write_offset = client.held_until;  // what WAITAOF waits for
 }
 
 bool Server::FinishReply(Connection& client, size_t reply_start) {
@@ -555,6 +571,13 @@ void Server::Cron() {
   // Parked WAITAOF requests whose deadline passed (or whose fsync happened
   // while the loop slept).
   if (!fsync_waits_.empty()) ServeFsyncWaits(now.mono);
+  // Lock waiters: keys the expiry cycle removed, and grants the lease
+  // policy refused until now (a quarantine that ended, a state record that
+  // can be written again).
+  if (!lock_waits_.empty()) {
+    lock_waits_.TouchRetries();
+    ServeLockWaits();
+  }
 
   // Idle clients and clients stuck over their output limit.
   ForEachSession([&](Session& s) {

@@ -32,6 +32,7 @@
 #include <uv.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -54,6 +55,7 @@
 #include "server/stats.h"
 #include "server/store.h"
 #include "server/uv_handle.h"
+#include "server/waiters.h"
 #include "server/watch.h"
 
 namespace latch {
@@ -110,6 +112,8 @@ class Server final : public ServerControl, public resp::ReplySink::ErrorObserver
   MemoryFigures memory() override;
   LogDurability log_durability() const override;
   void ParkForFsync(Session& s, bool local, int64_t numreplicas, int64_t deadline) override;
+  void ParkForLock(Session& s, std::string_view key, LockWaitRequest request) override;
+  size_t lock_waiters(int db, std::string_view key) const override;
 
   // Every error reply a client is sent (INFO errorstats).
   void OnErrorReply(std::string_view text) override;
@@ -117,7 +121,14 @@ class Server final : public ServerControl, public resp::ReplySink::ErrorObserver
   // up, or the deadline passed); `now` is boot-clock ms. The cron and the
   // end of each loop iteration call it.
   void ServeFsyncWaits(int64_t now);
-  size_t parked_clients() const { return fsync_waits_.size(); }
+  // Hands released and expired keys to their first waiters, and answers the
+  // waiters whose timeout passed (lock_waits.cc). Runs after every command
+  // that changed a key with waiters, before the next one, and from the
+  // lock-wait timer and the cron.
+  void ServeLockWaits();
+  // Parked clients: WAITAOF and lock waiters (INFO blocked_clients).
+  size_t parked_clients() const { return fsync_waits_.size() + lock_waits_.total(); }
+  const LockWaits& lock_waits() const { return lock_waits_; }
 
   // ---- the parts, for tests and tools
   Store& store() { return store_; }
@@ -175,6 +186,20 @@ class Server final : public ServerControl, public resp::ReplySink::ErrorObserver
   // log_waits.cc: forgetting a closed client, and letting parked ones go on.
   void ForgetWaits(Connection& c);
   static void OnResume(uv_idle_t* idle);
+  // A parked client's reply, written from output byte `reply_start` on, is
+  // complete: the client goes on (its buffered requests on the next loop
+  // iteration).
+  void Unpark(Connection& c, size_t reply_start);
+  // A reply from byte `reply_start` of c's output reports a write the log
+  // got since the Store counted `changes_before`: it is held until the log
+  // has it (Connection::Flush).
+  void HoldForLog(Connection& c, size_t reply_start, uint64_t changes_before);
+  // lock_waits.cc
+  void HandOff(const std::string& db_key, const TimeSnapshot& now);
+  void AnswerWaiter(LockWaits::Waiter& w, uint64_t changes_before,
+                    const std::function<void(resp::ReplySink&)>& write);
+  void ArmLockTimer(int64_t now);
+  static void OnLockTimer(uv_timer_t* t);
 
   Config config_;
   const CommandRegistry& commands_;
@@ -227,6 +252,11 @@ class Server final : public ServerControl, public resp::ReplySink::ErrorObserver
   std::vector<FsyncWait> fsync_waits_;
   std::vector<Connection*> resumable_;
   UvHandle<uv_idle_t> resume_idle_;
+  // SET … NX WAIT: the queues, and a timer at the next lease end or waiter
+  // timeout (waiters.h).
+  LockWaits lock_waits_;
+  UvHandle<uv_timer_t> lock_timer_;
+  int64_t lock_timer_due_ = INT64_MAX;
 
   std::vector<UvHandle<uv_tcp_t>> listeners_;
   // One poll handle per listener: latch accepts itself (see AcceptPending).
@@ -234,7 +264,7 @@ class Server final : public ServerControl, public resp::ReplySink::ErrorObserver
   // A spare descriptor, given up to drop pending connections when the
   // process is out of descriptors (EMFILE).
   UniqueFd spare_fd_;
-  UniqueFd dir_lock_;  // flock of latch.lock: one server per data directory
+  UniqueFd dir_lock_;           // flock of latch.lock: one server per data directory
   bool accept_paused_ = false;  // out of descriptors with no spare: resumed by the cron
   UvHandle<uv_timer_t> cron_timer_;
   UvHandle<uv_prepare_t> before_sleep_;

@@ -165,7 +165,7 @@ void Store::EndTransaction() {
 }
 
 void Store::Put(std::string_view key, std::string_view value, Lease lease, const TimeSnapshot& now,
-                ValueKind kind) {
+                ValueKind kind, uint64_t token) {
   Observed observed(*this, key);
   if (lease.kind == Lease::kUntil && lease.deadline < now.mono) {
     // Already in the past (EXAT/PXAT before now): the key ends up deleted.
@@ -185,12 +185,17 @@ void Store::Put(std::string_view key, std::string_view value, Lease lease, const
     deadline = old != nullptr ? old->deadline : kNoDeadline;
   }
   cur_->Tick(now.mono);
-  cur_->Set(key, value, deadline, false, static_cast<uint8_t>(kind));
+  const Keyspace::Entry* e =
+      cur_->Set(key, value, deadline, false, static_cast<uint8_t>(kind), token);
   if (!Note(key)) return;
+  // The fence annotation goes right before its SET (after any clock
+  // annotation): the reader keeps the two together.
   if (deadline == kNoDeadline) {
+    if (e->fenced) log_->Fence(e->token());
     log_->Set(key, value, 0);
   } else {
     NoteClock(now);
+    if (e->fenced) log_->Fence(e->token());
     log_->Set(key, value, now.WallFromMono(deadline));
   }
 }
@@ -342,8 +347,9 @@ std::string Store::Replay(const aof::Record& r, ReplayClock& clock) {
       // A lease that has ended since is still applied: a later record may
       // extend it or remove its end (PERSIST), exactly as it did live.
       // FinishReplay() drops what is expired once every record is in.
+      // The key's token is the fence annotation right before (0: none).
       int64_t deadline = r.unix_ms != 0 ? NonZero(clock.Deadline(r.unix_ms)) : kNoDeadline;
-      cur_->Set(r.key, r.value, deadline);
+      cur_->Set(r.key, r.value, deadline, false, 0, clock.pending_token);
       clock.pending_token = 0;
       return {};
     }
@@ -400,6 +406,7 @@ bool Store::WriteSnapshot(aof::Batch& out, const std::function<bool()>& drain,
     dbs_[db]->ForEach([&](const Keyspace::Entry& e) {
       if (!ok) return;
       if (e.has_deadline() && now.mono > e.deadline) return;  // expired: leave it out
+      if (e.fenced) out.Fence(e.token());
       out.Set(e.key(), e.value(), e.has_deadline() ? now.WallFromMono(e.deadline) : 0);
       if (out.size() >= (1 << 20)) ok = drain();
     });

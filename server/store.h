@@ -30,6 +30,15 @@
 // from the session before each command; the log says SELECT n before a
 // record whenever the database changes, exactly where Redis's AOF does.
 //
+// Fencing tokens (SET … FENCE): a key may hold a token, a number from the
+// lease policy's counter (lease_policy.h, IssueToken) that names its holder.
+// The token stays with the holder: a write that leaves the value as it was
+// (a renewal, SET of the same value, PEXPIRE, PERSIST) keeps it, and one
+// that stores another value — a new holder: SET, GETSET, INCR, SETRANGE… —
+// drops it unless it gives a new one. The record of a fenced key's SET is
+// preceded by its `#latch-fence` annotation (log/record.h), in the log and
+// in a rewrite, so a replay gives every key its token back.
+//
 // Transactions: between BeginTransaction and EndTransaction the records are
 // bracketed by MULTI/EXEC (opened lazily: a transaction that changed nothing
 // logs nothing), so a replay applies all of them or none.
@@ -194,9 +203,11 @@ class Store {
   // key's deadline. A deadline already past deletes the key instead (an
   // EXAT/PXAT in the past), logged as DEL; nothing happens to a missing key.
   // `kind` is remembered for OBJECT ENCODING (the log does not need it: a
-  // replayed SET is what Redis would encode by value too).
+  // replayed SET is what Redis would encode by value too). `token` is the
+  // key's fencing token; by default the key keeps the one it has if the
+  // value is unchanged, and has none otherwise (see "Fencing tokens").
   void Put(std::string_view key, std::string_view value, Lease lease, const TimeSnapshot& now,
-           ValueKind kind = ValueKind::kAsSet);
+           ValueKind kind = ValueKind::kAsSet, uint64_t token = Keyspace::kKeepTokenIfSame);
   // Removes a key that exists (call Find first). Logged as DEL.
   void Delete(std::string_view key);
   // Gives an existing key a new deadline; one not after now deletes it (as

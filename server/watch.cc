@@ -1,28 +1,14 @@
 #include "server/watch.h"
 
 #include <algorithm>
-#include <cstring>
-
+#include "server/db_key.h"
 #include "server/session.h"
 #include "server/store.h"
 
 namespace latch {
 
-std::string WatchRegistry::Slot(int db, std::string_view key) {
-  std::string s(sizeof(db), '\0');
-  std::memcpy(s.data(), &db, sizeof(db));
-  s.append(key);
-  return s;
-}
-
-int WatchRegistry::SlotDb(std::string_view slot) {
-  int db;
-  std::memcpy(&db, slot.data(), sizeof(db));
-  return db;
-}
-
 void WatchRegistry::Watch(Session& s, int db, std::string_view key) {
-  std::string slot = Slot(db, key);
+  std::string slot = DbKey(db, key);
   for (const std::string& k : s.watched_keys) {
     if (k == slot) return;
   }
@@ -48,16 +34,16 @@ void WatchRegistry::TouchedAll(int db) {
   // do not exist, as in Redis). SWAPDB calls this for both databases, before
   // the swap: a watched key that exists on either side changes.
   for (auto& [slot, sessions] : watchers_) {
-    int key_db = SlotDb(slot);
+    int key_db = DbOf(slot);
     if (db >= 0 && key_db != db) continue;
-    if (!store_.ContainsIn(key_db, SlotKey(slot))) continue;
+    if (!store_.ContainsIn(key_db, KeyOf(slot))) continue;
     for (Session* s : sessions) s->watched_key_touched = true;
   }
 }
 
 void WatchRegistry::Touched(int db, std::string_view key) {
   if (watchers_.empty()) return;
-  auto it = watchers_.find(Slot(db, key));
+  auto it = watchers_.find(DbKey(db, key));
   if (it == watchers_.end()) return;
   for (Session* s : it->second) s->watched_key_touched = true;
 }

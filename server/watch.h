@@ -5,7 +5,8 @@
 // Store tells the registry about every key a write changes, in which
 // database, including keys removed because their lease ran out. A key is
 // watched in the database the session had selected: the same name in
-// another database is another key.
+// another database is another key: watched keys are DbKeys (db_key.h), in
+// Session::watched_keys and here.
 #pragma once
 
 #include <string>
@@ -31,12 +32,6 @@ class WatchRegistry {
   // FLUSHDB (or FLUSHALL, db -1) is about to remove every key of `db`.
   void TouchedAll(int db);
   bool empty() const { return watchers_.empty(); }
-
-  // A watched key as Session::watched_keys holds it: the database (4 bytes)
-  // and the key's bytes; and back.
-  static std::string Slot(int db, std::string_view key);
-  static int SlotDb(std::string_view slot);
-  static std::string_view SlotKey(std::string_view slot) { return slot.substr(sizeof(int)); }
 
  private:
   struct StringHash {

@@ -7,6 +7,11 @@
 // demo forces them with pauses it controls (waiting for a lease to run out,
 // pausing a "client" as a GC pause would, cutting a node's power).
 //
+// Two more show what a lock server can give that Redis cannot (issue 17):
+// `fencing` (a holder paused past its lease, and a storage that refuses its
+// stale write once writes carry the lock's fencing token) and `waiting` (a
+// herd of pollers, then the same clients queued with SET … NX WAIT).
+//
 //   latch-demo --list
 //   latch-demo v3                 one scenario
 //   latch-demo all                every scenario, in order
@@ -29,6 +34,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -36,6 +42,7 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <mutex>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -343,6 +350,183 @@ Verdict V5(const Env& env) {
   });
 }
 
+// ---------------------------------------------------------------- fencing
+
+// The resource the lock protects: a store of one document that, when writes
+// carry fencing tokens, refuses any token smaller than the largest it has
+// seen (Kleppmann's fencing; a database does it with a version column and a
+// conditional update). Without tokens it takes every write.
+class Storage {
+ public:
+  explicit Storage(bool checks_tokens) : checks_(checks_tokens) {}
+  // True when the write was accepted.
+  bool Write(Story& s, const std::string& who, const std::string& data, int64_t token = 0) {
+    std::string what =
+        "writes \"" + data + "\"" + (checks_ ? " with token " + std::to_string(token) : "");
+    if (checks_ && token < max_token_) {
+      s.Say("storage", who + " " + what + "  ->  refused: token " + std::to_string(token) + " < " +
+                           std::to_string(max_token_) + ", already seen");
+      return false;
+    }
+    max_token_ = std::max(max_token_, token);
+    data_ = data;
+    s.Say("storage", who + " " + what + "  ->  accepted");
+    return true;
+  }
+  const std::string& data() const { return data_; }
+
+ private:
+  bool checks_;
+  int64_t max_token_ = 0;
+  std::string data_;
+};
+
+// A holds the lock, is paused past its lease (a GC pause, a stopped VM),
+// B takes the lock and writes, then A wakes and writes what it prepared
+// under its old lease. Once without tokens, once with FENCE.
+Verdict Fencing(const Env& env) {
+  return WithServer(env, "fencing", [](const std::string& host, int port) {
+    Story s;
+    Client a(host, port), b(host, port);
+    auto round = [&](bool fenced) {
+      const std::string key = fenced ? "lock:fenced" : "lock:unfenced";
+      a.Call({"DEL", key});
+      Storage storage(fenced);
+      std::vector<std::string> set_a = {"SET", key, "token-A", "NX", "PX", "300"};
+      std::vector<std::string> set_b = {"SET", key, "token-B", "NX", "PX", "3000"};
+      if (fenced) {
+        set_a.push_back("FENCE");
+        set_b.push_back("FENCE");
+      }
+      Reply ra = s.Send("A", a, set_a,
+                        fenced ? "A holds the lock, with its fencing token" : "A holds the lock");
+      s.Say("A", "prepares its write, then is paused (a GC pause) past its lease");
+      WaitExpired(s, a, key);
+      Reply rb =
+          s.Send("B", b, set_b, fenced ? "B holds the lock: a larger token" : "B holds the lock");
+      storage.Write(s, "B", "B's order", fenced ? rb.integer : 0);
+      s.Say("A", "wakes up, unaware that its lease ended, and writes what it prepared");
+      bool stale = storage.Write(s, "A", "A's stale order", fenced ? ra.integer : 0);
+      a.Call({"DEL", key});
+      return stale;
+    };
+    s.Say("", "without fencing tokens:");
+    bool accepted_without = round(false);
+    s.Say("", "with SET ... FENCE, every write carrying the lock's token:");
+    bool accepted_with = round(true);
+    if (accepted_without && !accepted_with) {
+      return Verdict{true,
+                     "no lock can stop a holder that was paused past its lease; without tokens "
+                     "the storage took A's stale write over B's, with fencing tokens it "
+                     "refused it (A's token was smaller than B's)"};
+    }
+    return Verdict{false, accepted_with ? "the storage accepted the stale write despite the tokens"
+                                        : "the paused holder's write never reached the storage"};
+  });
+}
+
+// ---------------------------------------------------------------- waiting
+
+// One contender's turn: when it asked, when it got the lock, what it cost.
+struct Turn {
+  int id;
+  Clock::time_point asked, granted, released;
+  int requests = 0;
+};
+
+// Eight clients want the lock once each, 100 ms of work per turn, asking
+// 10 ms apart: first as lock libraries do (SET NX, sleep 50 ms, again),
+// then queued with SET … NX WAIT.
+Verdict Waiting(const Env& env) {
+  return WithServer(env, "waiting", [](const std::string& host, int port) {
+    Story s;
+    const int kClients = 8, kWorkMs = 100, kSleepMs = 50;
+    auto run = [&](bool queue) {
+      const std::string key = queue ? "lock:queue" : "lock:herd";
+      Client admin(host, port);
+      admin.Call({"DEL", key});
+      std::vector<Turn> turns(kClients);
+      std::mutex mu;
+      std::vector<int> order;
+      std::vector<std::thread> threads;
+      for (int i = 0; i < kClients; ++i) {
+        threads.emplace_back([&, i] {
+          Client c(host, port);
+          std::this_thread::sleep_for(std::chrono::milliseconds(10 * i));
+          Turn& t = turns[i];
+          t.id = i;
+          t.asked = Clock::now();
+          const std::string me = "client-" + std::to_string(i);
+          while (true) {
+            std::vector<std::string> req = {"SET", key, me, "NX", "PX", "5000"};
+            if (queue) req.insert(req.end(), {"WAIT", "4000"});
+            ++t.requests;
+            if (IsOk(c.Call(req))) break;
+            std::this_thread::sleep_for(std::chrono::milliseconds(kSleepMs));
+          }
+          t.granted = Clock::now();
+          {
+            std::lock_guard<std::mutex> g(mu);
+            order.push_back(i);
+          }
+          s.Say(me, "got the lock after " + std::to_string(t.requests) + " request" +
+                        (t.requests == 1 ? "" : "s"));
+          std::this_thread::sleep_for(std::chrono::milliseconds(kWorkMs));
+          t.released = Clock::now();
+          ++t.requests;
+          c.Call({"DELIFEQ", key, me});
+        });
+      }
+      for (auto& t : threads) t.join();
+      // The time the lock lay free between one release and the next grant.
+      std::vector<Turn> by_grant = turns;
+      std::sort(by_grant.begin(), by_grant.end(),
+                [](const Turn& x, const Turn& y) { return x.granted < y.granted; });
+      double gaps = 0;
+      int requests = 0;
+      for (size_t i = 0; i < by_grant.size(); ++i) {
+        requests += by_grant[i].requests;
+        if (i > 0) {
+          gaps += std::chrono::duration<double, std::milli>(by_grant[i].granted -
+                                                            by_grant[i - 1].released)
+                      .count();
+        }
+      }
+      std::string shown;
+      for (int i : order) shown += (shown.empty() ? "" : ",") + std::to_string(i);
+      double mean_gap = gaps / (kClients - 1);
+      bool fifo = std::is_sorted(order.begin(), order.end());
+      char line[256];
+      std::snprintf(line, sizeof(line),
+                    "%s: %d requests for %d turns; the lock lay free %.1f ms on average "
+                    "between turns; order of turns %s (asked 0..7)",
+                    queue ? "queue" : "pollers", requests, kClients, mean_gap, shown.c_str());
+      s.Say("", line);
+      struct Result {
+        int requests;
+        double mean_gap;
+        bool fifo;
+      };
+      return Result{requests, mean_gap, fifo};
+    };
+    s.Say("", "8 clients, each polling like a lock library: SET NX, on nil sleep 50 ms, again");
+    auto herd = run(false);
+    s.Say("", "the same 8 clients queued: SET ... NX WAIT 4000, one request each");
+    auto queue = run(true);
+    if (queue.fifo && queue.requests == 2 * kClients && queue.mean_gap < herd.mean_gap &&
+        queue.requests < herd.requests) {
+      char text[256];
+      std::snprintf(text, sizeof(text),
+                    "the queue served the clients in the order they asked, with one request "
+                    "per turn (%d against %d) and the lock free %.1f ms between turns instead "
+                    "of %.1f ms",
+                    queue.requests, herd.requests, queue.mean_gap, herd.mean_gap);
+      return Verdict{true, text};
+    }
+    return Verdict{false, "the queue did no better than the pollers"};
+  });
+}
+
 // ---------------------------------------------------------------- RedLock
 
 // Seeds 002's "delayed restart": A wins nodes 1-3 of five; node 3 loses power
@@ -428,6 +612,10 @@ const Scenario kScenarios[] = {
      RedLockNoQuarantine},
     {"redlock-quarantine", "RedLock, the same crash with restart quarantine (auto)", true, true,
      RedLockQuarantine},
+    {"fencing", "a holder paused past its lease, a storage that checks fencing tokens", true, false,
+     Fencing},
+    {"waiting", "a herd of pollers, then the same clients queued with SET NX WAIT", true, false,
+     Waiting},
 };
 
 std::string DefaultServer(const char* argv0) {

@@ -10,6 +10,12 @@
 // latch-redlock exits with its own code (76) so a script can tell. A command
 // whose exit is only seen after the validity ended gets the same code: its
 // work may have overlapped the next holder's.
+//
+// --fence: the lock is acquired with fencing tokens (RedLock's two steps in
+// tools/redlock/redlock.h) and the command finds its token in LATCH_FENCE,
+// to send with every write to the resource it protects; a resource that
+// refuses a token smaller than one it has seen stops a holder that was
+// paused past its lease (docs/guide.md).
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
@@ -57,8 +63,9 @@ constexpr int kExitNotFound = 127;
 const char kUsage[] =
     "Usage: latch-redlock --nodes HOST:PORT,... --key NAME --ttl DURATION [--wait DURATION]\n"
     "                     [--password P] [--kill-after DURATION] [--node-timeout DURATION]\n"
-    "                     [--verbose] [--] COMMAND [ARGS...]\n"
+    "                     [--fence] [--verbose] [--] COMMAND [ARGS...]\n"
     "       latch-redlock acquire --nodes ... --key NAME --ttl DURATION [--wait DURATION]\n"
+    "                             [--fence]\n"
     "       latch-redlock release --nodes ... --key NAME --token TOKEN\n"
     "       latch-redlock status  --nodes ... --key NAME\n"
     "       latch-redlock --help\n";
@@ -101,11 +108,15 @@ const char kHelp[] =
     "                        at most ttl/3: see above)\n"
     "  --node-timeout D      per-node reply timeout (default ttl/20, 10 ms to 200 ms)\n"
     "  --token TOKEN         release: the token printed by acquire\n"
+    "  --fence               acquire with a fencing token (latch nodes only): COMMAND\n"
+    "                        gets it in the environment as LATCH_FENCE; it grows with\n"
+    "                        every new holder as long as the nodes keep their counters\n"
     "  -v, --verbose         print every node's answer and its timing, for every round\n"
     "  -h, --help            this text\n"
     "\n"
     "Subcommands, for scripts:\n"
     "  acquire   acquire and keep the lock (no watchdog); prints \"TOKEN VALIDITY_MS\"\n"
+    "            (with --fence: \"TOKEN VALIDITY_MS FENCING_TOKEN\")\n"
     "  release   release the lock held with --token\n"
     "  status    print each node's value and PTTL for the key, and who holds a majority\n"
     "\n"
@@ -134,6 +145,7 @@ struct Args {
   Millis kill_after{3000};
   Millis node_timeout{0};
   bool verbose = false;
+  bool fence = false;
   std::vector<std::string> command;
 };
 
@@ -155,7 +167,17 @@ bool IsSubcommand(std::string_view word) {
 Args ParseArgs(int argc, char** argv) {
   Args a;
   if (const char* pw = std::getenv("LATCH_PASSWORD")) a.password = pw;
-  enum : int { kNodes = 256, kKey, kTtl, kWait, kPassword, kToken, kKillAfter, kNodeTimeout };
+  enum : int {
+    kNodes = 256,
+    kKey,
+    kTtl,
+    kWait,
+    kPassword,
+    kToken,
+    kKillAfter,
+    kNodeTimeout,
+    kFence
+  };
   static const option kOptions[] = {
       {"nodes", required_argument, nullptr, kNodes},
       {"key", required_argument, nullptr, kKey},
@@ -165,6 +187,7 @@ Args ParseArgs(int argc, char** argv) {
       {"token", required_argument, nullptr, kToken},
       {"kill-after", required_argument, nullptr, kKillAfter},
       {"node-timeout", required_argument, nullptr, kNodeTimeout},
+      {"fence", no_argument, nullptr, kFence},
       {"verbose", no_argument, nullptr, 'v'},
       {"help", no_argument, nullptr, 'h'},
       {nullptr, 0, nullptr, 0},
@@ -218,6 +241,9 @@ Args ParseArgs(int argc, char** argv) {
       case kNodeTimeout:
         a.node_timeout = DurationArg("--node-timeout", value);
         break;
+      case kFence:
+        a.fence = true;
+        break;
       default:  // '?' or ':'
         UsageError(latch::GetoptErrorMessage(c, argv));
     }
@@ -250,6 +276,10 @@ void PrintRound(const latch::RoundReport& r, const latch::RedLock& rl) {
   out += line;
   if (std::string_view(r.op) == "acquire" || std::string_view(r.op) == "extend") {
     out += r.success ? ", validity " + FormatDuration(r.validity) : ", failed";
+  }
+  if (std::string_view(r.op) == "fence") {
+    out += r.success ? ", floor raised: fencing token " + std::to_string(r.fence)
+                     : ", failed: too few nodes at the largest token";
   }
   out += "\n";
   for (size_t i = 0; i < r.nodes.size(); ++i) {
@@ -291,6 +321,10 @@ int ReportAcquireFailure(const Args& a, const latch::RedLock& rl, const latch::A
                        "; last: held elsewhere on " + std::to_string(held) + " of " +
                        std::to_string(r.nodes.size()) + " nodes";
   if (quarantined > 0) detail += ", " + std::to_string(quarantined) + " in restart quarantine";
+  if (res.unfenced > 0) {
+    detail += "; " + std::to_string(res.unfenced) +
+              " won a majority but could not raise the fencing floor on enough nodes";
+  }
   std::fprintf(stderr, "latch-redlock: lock \"%s\" not acquired within %s (%s)\n", a.key.c_str(),
                FormatDuration(a.wait).c_str(), detail.c_str());
   return kExitNotAcquired;
@@ -301,8 +335,10 @@ int Acquire(const Args& a, latch::RedLock& rl) {
   if (!res) return ReportAcquireFailure(a, rl, res);
   // The script owns the lock now: it must not be released when we exit.
   res.lock->Detach();
-  std::printf("%s %lld\n", res.lock->token().c_str(),
+  std::printf("%s %lld", res.lock->token().c_str(),
               static_cast<long long>(res.lock->remaining().count()));
+  if (a.fence) std::printf(" %llu", static_cast<unsigned long long>(res.lock->fence_token()));
+  std::printf("\n");
   return 0;
 }
 
@@ -436,9 +472,13 @@ int Run(const Args& a, latch::RedLock& rl) {
   if (!res) return ReportAcquireFailure(a, rl, res);
   latch::Lock& lock = *res.lock;
   if (a.verbose) {
-    std::fprintf(stderr, "latch-redlock: acquired \"%s\" (token %s), running %s\n", a.key.c_str(),
-                 lock.token().c_str(), a.command[0].c_str());
+    std::string fence =
+        a.fence ? ", fencing token " + std::to_string(lock.fence_token()) : std::string();
+    std::fprintf(stderr, "latch-redlock: acquired \"%s\" (token %s%s), running %s\n", a.key.c_str(),
+                 lock.token().c_str(), fence.c_str(), a.command[0].c_str());
   }
+  // The command's fencing token: to send with each write to the resource.
+  if (a.fence) ::setenv("LATCH_FENCE", std::to_string(lock.fence_token()).c_str(), 1);
   const StopTiming timing = StopTimingFor(*a.ttl, a.kill_after);
   const char* name = a.command[0].c_str();
 
@@ -642,6 +682,7 @@ int main(int argc, char** argv) {
   latch::RedLockOptions options;
   options.password = a.password;
   options.node_timeout = a.node_timeout;
+  options.fence = a.fence;
   latch::RedLock* self = nullptr;
   if (a.verbose) {
     options.observer = [&self](const latch::RoundReport& r) { PrintRound(r, *self); };

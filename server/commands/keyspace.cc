@@ -93,8 +93,11 @@ void Move(CommandContext& ctx) {
     ctx.reply.Int(0);
     return;
   }
+  // The key goes whole: its value, lease, encoding and fencing token.
   std::string value(e->value());
-  int64_t deadline = e->deadline;
+  const int64_t deadline = e->deadline;
+  const auto kind = static_cast<ValueKind>(e->value_kind);
+  const uint64_t token = e->token();
   ctx.store.Select(*dst);
   bool taken = ctx.store.Find(key, ctx.now) != nullptr;
   ctx.store.Select(src);
@@ -107,7 +110,7 @@ void Move(CommandContext& ctx) {
   Store::Atomic atomic(ctx.store);
   ctx.store.Select(*dst);
   ctx.store.Put(key, value, deadline == kNoDeadline ? Lease::None() : Lease::Until(deadline),
-                ctx.now);
+                ctx.now, kind, token);
   ctx.store.Select(src);
   ctx.store.Delete(key);
   ctx.reply.Int(1);

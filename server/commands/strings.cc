@@ -8,12 +8,26 @@
 // whose lease already expired cannot delete the next holder's lock — the race
 // Redis users close with a Lua script. Renewal is
 // `SET lock token IFEQ token PX ttl`.
+//
+// latch's own SET options (issue 17):
+//  - FENCE [MIN n]: a grant replies the key's fencing token instead of OK
+//    (store.h: the token stays with the holder; lease_policy.h: the node's
+//    counter). A renewal keeps the holder's token, unless MIN asks for a
+//    larger one: then the holder gets a new token of at least n — how a
+//    RedLock client raises the floor on the nodes it holds (docs/guide.md,
+//    "Fencing tokens for RedLock").
+//  - WAIT timeout-ms (with NX): a held key parks the client in the key's
+//    FIFO queue instead of answering nil; it is granted the key the moment
+//    the key is released or expires, or gets nil at the timeout (0: none).
+//    See waiters.h.
 #include <xxhash.h>
 
 #include <cstdio>
 
 #include "server/commands/common.h"
 #include "server/control.h"
+#include "server/gate.h"
+#include "server/lease_policy.h"
 
 namespace latch::commands {
 
@@ -30,6 +44,11 @@ struct SetArgs {
   bool get = false;
   ExpireKind expire = ExpireKind::kNone;
   std::string_view expire_arg;
+  bool fence = false;  // FENCE: reply the fencing token
+  bool has_min = false;
+  std::string_view min_arg;  // FENCE MIN n
+  bool wait = false;         // WAIT timeout-ms
+  std::string_view wait_arg;
 };
 
 // Parses SET's options with Redis's rules: case-insensitive, any order,
@@ -42,40 +61,58 @@ std::optional<SetArgs> ParseSet(std::span<const std::string_view> argv) {
   a.value = argv[2];
   auto is_time = [&] { return a.expire != ExpireKind::kNone && a.expire != ExpireKind::kKeepTtl; };
   for (size_t j = 3; j < argv.size(); ++j) {
-    std::string_view opt = argv[j];
+    // Compared as a C string (IsWord's rule), cut at its NUL once: a SET
+    // with several options pays one scan per word, not one per comparison.
+    const std::string_view opt = UpToNul(argv[j]);
+    auto is = [&](std::string_view word) {
+      return opt.size() == word.size() && EqualsIgnoreCase(opt, word);
+    };
     bool has_next = j + 1 < argv.size();
     bool cond_free = a.condition == Condition::kNone;
-    if (IsWord(opt, "NX") && (cond_free || a.condition == Condition::kNx)) {
+    if (is("NX") && (cond_free || a.condition == Condition::kNx)) {
       a.condition = Condition::kNx;
-    } else if (IsWord(opt, "XX") && (cond_free || a.condition == Condition::kXx)) {
+    } else if (is("XX") && (cond_free || a.condition == Condition::kXx)) {
       a.condition = Condition::kXx;
-    } else if ((IsWord(opt, "IFEQ") || IsWord(opt, "IFNE") || IsWord(opt, "IFDEQ") ||
-                IsWord(opt, "IFDNE")) &&
-               cond_free && has_next) {
-      a.condition = IsWord(opt, "IFEQ")    ? Condition::kIfEq
-                    : IsWord(opt, "IFNE")  ? Condition::kIfNe
-                    : IsWord(opt, "IFDEQ") ? Condition::kIfDeq
-                                           : Condition::kIfDne;
+    } else if ((is("IFEQ") || is("IFNE") || is("IFDEQ") || is("IFDNE")) && cond_free && has_next) {
+      a.condition = is("IFEQ")    ? Condition::kIfEq
+                    : is("IFNE")  ? Condition::kIfNe
+                    : is("IFDEQ") ? Condition::kIfDeq
+                                  : Condition::kIfDne;
       a.match = argv[++j];
-    } else if (IsWord(opt, "GET")) {
+    } else if (is("GET")) {
       a.get = true;
-    } else if (IsWord(opt, "KEEPTTL") && !is_time()) {
+    } else if (is("KEEPTTL") && !is_time()) {
       a.expire = ExpireKind::kKeepTtl;
-    } else if ((IsWord(opt, "EX") || IsWord(opt, "PX") || IsWord(opt, "EXAT") ||
-                IsWord(opt, "PXAT")) &&
-               has_next) {
-      ExpireKind kind = IsWord(opt, "EX")     ? ExpireKind::kEx
-                        : IsWord(opt, "PX")   ? ExpireKind::kPx
-                        : IsWord(opt, "EXAT") ? ExpireKind::kExAt
-                                              : ExpireKind::kPxAt;
+    } else if ((is("EX") || is("PX") || is("EXAT") || is("PXAT")) && has_next) {
+      ExpireKind kind = is("EX")     ? ExpireKind::kEx
+                        : is("PX")   ? ExpireKind::kPx
+                        : is("EXAT") ? ExpireKind::kExAt
+                                     : ExpireKind::kPxAt;
       // The same unit twice is allowed (the last one wins); two different
       // ones, or one with KEEPTTL, are not.
       if (a.expire != ExpireKind::kNone && a.expire != kind) return std::nullopt;
       a.expire = kind;
       a.expire_arg = argv[++j];
+    } else if (is("FENCE")) {
+      a.fence = true;
+    } else if (is("MIN") && has_next) {
+      a.has_min = true;
+      a.min_arg = argv[++j];
+    } else if (is("WAIT") && has_next) {
+      a.wait = true;
+      a.wait_arg = argv[++j];
     } else {
       return std::nullopt;
     }
+  }
+  // MIN is FENCE's; a fenced grant replies its token, so it cannot also
+  // reply the old value (GET).
+  if ((a.has_min && !a.fence) || (a.fence && a.get)) return std::nullopt;
+  // WAIT waits for a key to be free: NX, and a lease counted from the grant
+  // (EX/PX) or none; GET's old value would always be nil.
+  if (a.wait && (a.condition != Condition::kNx || a.get || a.expire == ExpireKind::kExAt ||
+                 a.expire == ExpireKind::kPxAt || a.expire == ExpireKind::kKeepTtl)) {
+    return std::nullopt;
   }
   return a;
 }
@@ -127,11 +164,64 @@ bool ResolveSetExpiry(CommandContext& ctx, const SetArgs& a, int64_t* deadline) 
   return true;
 }
 
+// A timeout in ms for WAIT, with the texts Redis's blocking commands give.
+// *until: when to give up, on the boot clock (0: never).
+bool ResolveWaitTimeout(CommandContext& ctx, std::string_view arg, int64_t* until) {
+  auto ms = ParseInt64(arg);
+  if (!ms) {
+    ctx.reply.Error("ERR timeout is not an integer or out of range");
+    return false;
+  }
+  if (*ms < 0) {
+    ctx.reply.Error("ERR timeout is negative");
+    return false;
+  }
+  if (*ms > INT64_MAX - ctx.now.wall_ms) {
+    ctx.reply.Error("ERR timeout is out of range");
+    return false;
+  }
+  *until = *ms > 0 ? ctx.now.mono + *ms : 0;
+  return true;
+}
+
+// The fencing token a granted SET … FENCE gives the key: the holder's own
+// when the value is unchanged (a renewal) and it is at least `min`, else a
+// new one from the node's counter. False after replying the refusal (the
+// reservation could not be recorded).
+bool FenceToken(CommandContext& ctx, const Keyspace::Entry* old, std::string_view value,
+                uint64_t min, uint64_t* token) {
+  const uint64_t held = old != nullptr && old->value() == value ? old->token() : 0;
+  if (held != 0 && held >= min) {
+    *token = held;
+    return true;
+  }
+  LeasePolicy& policy = ctx.gate.policy();
+  auto t = policy.IssueToken(ctx.now.mono, min);
+  if (!t) {
+    ctx.reply.Error(policy.record_ok() ? "ERR the fencing token counter is exhausted"
+                                       : policy.RecordRefusal());
+    return false;
+  }
+  *token = *t;
+  return true;
+}
+
 // Applies a parsed SET (also SETEX and PSETEX, which are SET with EX / PX).
 void ApplySet(CommandContext& ctx, const SetArgs& a) {
   int64_t deadline;
   if (!ResolveSetExpiry(ctx, a, &deadline)) return;
   if (deadline != kNoDeadline && !ctx.CheckTtl(deadline - ctx.now.mono)) return;
+  uint64_t min = 0;
+  if (a.has_min) {
+    auto v = ParseInt64(a.min_arg);
+    if (!v || *v < 0) {
+      ctx.reply.Error(kNotInteger);
+      return;
+    }
+    min = static_cast<uint64_t>(*v);
+  }
+  int64_t wait_until = 0;
+  if (a.wait && !ResolveWaitTimeout(ctx, a.wait_arg, &wait_until)) return;
 
   const Keyspace::Entry* old = ctx.store.Find(a.key, ctx.now);
   if ((a.condition == Condition::kIfDeq || a.condition == Condition::kIfDne) && old != nullptr &&
@@ -162,6 +252,29 @@ void ApplySet(CommandContext& ctx, const SetArgs& a) {
       allowed = old == nullptr || !DigestMatches(old->value(), a.match);
       break;
   }
+  // Clients queued for the key (WAIT) come first: while any waits, the key
+  // is not free for a SET that takes it only when absent — not even in the
+  // instant between its release or expiry and the handoff to the first
+  // waiter, which happens as soon as this command is over.
+  const bool takes_absent = a.condition == Condition::kNx || a.condition == Condition::kIfNe ||
+                            a.condition == Condition::kIfDne;
+  if (allowed && old == nullptr && takes_absent &&
+      ctx.control().lock_waiters(ctx.session.db, a.key) > 0) {
+    allowed = false;
+  }
+  // WAIT on a held key: the client joins the key's queue instead of getting
+  // nil. Inside MULTI or a script nothing may wait (as BLPOP there): the nil
+  // comes at once.
+  if (!allowed && a.wait && ctx.may_block) {
+    LockWaitRequest r;
+    r.value = std::string(a.value);
+    r.ttl_ms = deadline == kNoDeadline ? 0 : deadline - ctx.now.mono;
+    r.fence = a.fence;
+    r.min = min;
+    r.timeout_at = wait_until;
+    ctx.control().ParkForLock(ctx.session, a.key, std::move(r));
+    return;
+  }
   bool keep_ttl = a.expire == ExpireKind::kKeepTtl;
   bool deletes = deadline != kNoDeadline && ctx.now.mono > deadline;  // EXAT/PXAT in the past
   // A SET that will store a value grants the key (a lock) to whoever holds
@@ -185,9 +298,21 @@ void ApplySet(CommandContext& ctx, const SetArgs& a) {
   Lease lease = keep_ttl                  ? Lease::Keep()
                 : deadline == kNoDeadline ? Lease::None()
                                           : Lease::Until(deadline);
+  // Without FENCE the key keeps its token if its value stays (store.h).
+  uint64_t token = Keyspace::kKeepTokenIfSame;
+  if (a.fence && !deletes && !FenceToken(ctx, old, a.value, min, &token)) return;
   // (A deadline already past deletes the key, and the log says DEL.)
-  ctx.store.Put(a.key, a.value, lease, ctx.now);
-  if (!a.get) ctx.reply.Ok();
+  ctx.store.Put(a.key, a.value, lease, ctx.now, ValueKind::kAsSet, token);
+  if (a.fence) {
+    // The token of the grant; an EXAT/PXAT in the past granted nothing.
+    if (deletes) {
+      ctx.reply.Null();
+    } else {
+      ctx.reply.Int(static_cast<int64_t>(token));
+    }
+  } else if (!a.get) {
+    ctx.reply.Ok();
+  }
 }
 
 }  // namespace
@@ -212,7 +337,9 @@ void SetEx(CommandContext& ctx) {
 }
 
 void SetNx(CommandContext& ctx) {
-  if (ctx.store.Find(ctx.argv[1], ctx.now) != nullptr) {
+  // (A key with WAIT clients queued goes to them first: see ApplySet.)
+  if (ctx.store.Find(ctx.argv[1], ctx.now) != nullptr ||
+      ctx.control().lock_waiters(ctx.session.db, ctx.argv[1]) > 0) {
     ctx.reply.Int(0);
     return;
   }
@@ -334,7 +461,10 @@ void RegisterStrings(CommandRegistry& r) {
                   Optional(OneOf("expiration", {Int("seconds", "EX"), Int("milliseconds", "PX"),
                                                 Time("unix-time-seconds", "EXAT"),
                                                 Time("unix-time-milliseconds", "PXAT"),
-                                                Token("keepttl", "KEEPTTL")}))}),
+                                                Token("keepttl", "KEEPTTL")})),
+                  // latch's own: a fencing token, and waiting in the key's queue.
+                  Optional(Block("fence", {Optional(Int("min", "MIN"))}, "FENCE"), "0.1.0"),
+                  Optional(Int("timeout", "WAIT"), "0.1.0")}),
              1, 1, 1, {"RW", "access", "update", "variable_flags"}));
   r.Add(Keys(
       Cmd("setnx", 3, kWrite | kCmdDenyOom | kFast | kLease, SetNx, {"write", "string", "fast"},

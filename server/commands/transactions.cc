@@ -8,6 +8,7 @@
 // nothing (null reply) if a watched key was changed, expired or deleted since.
 #include "server/commands/common.h"
 #include "server/control.h"
+#include "server/db_key.h"
 #include "server/gate.h"
 #include "server/watch.h"
 
@@ -48,8 +49,8 @@ void Exec(CommandContext& ctx) {
   // A watched key whose TTL ran out counts as changed even if nobody has
   // touched it since: looking it up removes it, which notifies the watchers.
   for (const std::string& slot : c.watched_keys) {
-    ctx.store.Select(WatchRegistry::SlotDb(slot));
-    ctx.store.Find(WatchRegistry::SlotKey(slot), ctx.now);
+    ctx.store.Select(DbOf(slot));
+    ctx.store.Find(KeyOf(slot), ctx.now);
   }
   ctx.store.Select(c.db);
   std::vector<std::vector<std::string>> queued = std::move(c.queued);

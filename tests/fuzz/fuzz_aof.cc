@@ -11,16 +11,18 @@
 //  1. frames the bytes with a model written here, from the format's rules
 //     (RESP arrays cut by the strict request parser and checked by
 //     aof::Decode; '#' lines are annotations, the latch-clock one decoded;
-//     MULTI … EXEC applied as a whole), applying records to a simple map
-//     per database (16, the default; a unit that names a database past them
-//     refuses the load there);
+//     MULTI … EXEC applied as a whole, a fence annotation with the SET that
+//     must follow it), applying records to a simple map per database (16,
+//     the default; a unit that names a database past them refuses the load
+//     there);
 //  2. reads the same bytes with aof::Reader and checks it agrees with the
 //     model: the same records in the same units, the same safe offset, the
 //     same verdict (end, truncated tail, corruption);
 //  3. writes them to a file and replays it into a Store, and checks that the
 //     replay stops where the model does (corruption reported at its offset,
 //     the tail cut off there or refused with aof-load-truncated no), and that
-//     the keyspace holds what the model holds: keys, values, deadlines.
+//     the keyspace holds what the model holds: keys, values, deadlines,
+//     fencing tokens.
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
@@ -88,16 +90,25 @@ void WriteFile(const std::string& path, std::string_view bytes) {
 
 constexpr int kDatabases = 16;
 
-// The model: (database, key) → (value, deadline), the selected database, and
-// the clock relation in force.
+// One key of the model.
+struct ModelEntry {
+  std::string value;
+  int64_t deadline = latch::kNoDeadline;
+  uint64_t token = 0;  // fencing token (0: none)
+};
+
+// The model: (database, key) → entry, the selected database, the clock
+// relation in force, and the token a fence annotation gives the SET that
+// follows it.
 struct Model {
-  using Keys = std::map<std::string, std::pair<std::string, int64_t>, std::less<>>;
+  using Keys = std::map<std::string, ModelEntry, std::less<>>;
   Keys dbs[kDatabases];
   int db = 0;
   Keys& keys() { return dbs[db]; }
   bool have_mark = false;
   std::string mark_id;
   int64_t mark_offset = 0;
+  uint64_t pending_token = 0;
 };
 
 int64_t NonZero(int64_t d) {
@@ -108,7 +119,7 @@ int64_t NonZero(int64_t d) {
 void Expire(Model& m, latch::TimeSnapshot now) {
   for (Model::Keys& keys : m.dbs) {
     for (auto it = keys.begin(); it != keys.end();) {
-      if (it->second.second != latch::kNoDeadline && now.mono > it->second.second) {
+      if (it->second.deadline != latch::kNoDeadline && now.mono > it->second.deadline) {
         it = keys.erase(it);
       } else {
         ++it;
@@ -142,7 +153,8 @@ void ApplyToModel(Model& m, const latch::aof::Record& r, latch::TimeSnapshot now
       // extend them): Expire() below.
       int64_t deadline = latch::kNoDeadline;
       if (r.unix_ms != 0) deadline = NonZero(ModelDeadline(m, r.unix_ms, now));
-      m.keys()[std::string(r.key)] = {std::string(r.value), deadline};
+      m.keys()[std::string(r.key)] = {std::string(r.value), deadline, m.pending_token};
+      m.pending_token = 0;
       return;
     }
     case Op::kDel:
@@ -150,12 +162,12 @@ void ApplyToModel(Model& m, const latch::aof::Record& r, latch::TimeSnapshot now
       return;
     case Op::kPExpireAt: {
       auto it = m.keys().find(r.key);
-      if (it != m.keys().end()) it->second.second = NonZero(ModelDeadline(m, r.unix_ms, now));
+      if (it != m.keys().end()) it->second.deadline = NonZero(ModelDeadline(m, r.unix_ms, now));
       return;
     }
     case Op::kPersist: {
       auto it = m.keys().find(r.key);
-      if (it != m.keys().end()) it->second.second = latch::kNoDeadline;
+      if (it != m.keys().end()) it->second.deadline = latch::kNoDeadline;
       return;
     }
     case Op::kFlushAll:
@@ -171,6 +183,8 @@ void ApplyToModel(Model& m, const latch::aof::Record& r, latch::TimeSnapshot now
       m.db = static_cast<int>(r.db);
       return;
     case Op::kFence:
+      m.pending_token = r.token;
+      return;
     case Op::kMulti:
     case Op::kExec:
       return;
@@ -202,6 +216,10 @@ Verdict Frame(std::string_view log, Model& model, latch::TimeSnapshot now) {
   uint64_t tx_records = 0;
   std::vector<std::vector<std::string>> tx;  // owned copies of the transaction's records
   std::vector<std::string> tx_annotations;
+  // A fence annotation outside a transaction, waiting for its SET: the two
+  // are one unit (neither counted nor applied until the SET is there).
+  bool fence_open = false;
+  latch::aof::Record pending_fence;
   while (pos < log.size()) {
     std::string_view in = log.substr(pos);
     latch::aof::Record rec;
@@ -224,7 +242,7 @@ Verdict Frame(std::string_view log, Model& model, latch::TimeSnapshot now) {
       bool fence = line.substr(0, 13) == "#latch-fence ";
       if (!clock && !fence) {
         pos += len;
-        if (!in_tx) v.safe_offset = pos;
+        if (!in_tx && !fence_open) v.safe_offset = pos;
         continue;
       }
       if (line.empty() || line.back() != '\r') {
@@ -266,6 +284,13 @@ Verdict Frame(std::string_view log, Model& model, latch::TimeSnapshot now) {
       for (std::string_view a : parser.args()) owned.emplace_back(a);
     }
     (void)is_annotation;
+    // The record after a fence annotation must be its SET.
+    if (fence_open && rec.op != latch::aof::Op::kSet) {
+      v.kind = Verdict::kCorrupt;
+      break;
+    }
+    const bool completes_fence = fence_open;
+    fence_open = rec.op == latch::aof::Op::kFence;
     if (rec.op == latch::aof::Op::kMulti) {
       if (in_tx) {
         v.kind = Verdict::kCorrupt;
@@ -328,15 +353,25 @@ Verdict Frame(std::string_view log, Model& model, latch::TimeSnapshot now) {
       pos += len;
       continue;
     }
-    if (BeyondDatabases(rec) && v.refused_at < 0)
+    if (rec.op == latch::aof::Op::kFence) {
+      pending_fence = rec;
+      pos += len;
+      continue;
+    }
+    if (BeyondDatabases(rec) && v.refused_at < 0) {
       v.refused_at = static_cast<int64_t>(v.safe_offset);
+    }
+    if (completes_fence) {
+      if (v.refused_at < 0) ApplyToModel(model, pending_fence, now);
+      ++v.records;
+    }
     if (v.refused_at < 0) ApplyToModel(model, rec, now);
     ++v.records;
     ++v.units;
     pos += len;
     v.safe_offset = pos;
   }
-  if (v.kind == Verdict::kEnd && in_tx) v.kind = Verdict::kTruncated;
+  if (v.kind == Verdict::kEnd && (in_tx || fence_open)) v.kind = Verdict::kTruncated;
   (void)tx_start;
   return v;
 }
@@ -441,8 +476,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const auto& [key, entry] : model.dbs[db]) {
       const latch::Keyspace::Entry* e = store.Find(key, now);
       Check(e != nullptr, "a key of the model is missing", key);
-      Check(e->value() == entry.first, "value differs from the model", key);
-      Check(e->deadline == entry.second, "deadline differs from the model", key);
+      Check(e->value() == entry.value, "value differs from the model", key);
+      Check(e->deadline == entry.deadline, "deadline differs from the model", key);
+      Check(e->token() == entry.token, "fencing token differs from the model", key);
     }
   }
   return 0;

@@ -3,6 +3,7 @@ verdict is what the story says it must be: the broken steps break, the fixes
 hold."""
 
 import os
+import re
 import subprocess
 
 import latchtest as lt
@@ -15,6 +16,8 @@ EXPECTED = {
     "v5": "SAFE",
     "redlock": "UNSAFE",
     "redlock-quarantine": "SAFE",
+    "fencing": "SAFE",
+    "waiting": "SAFE",
 }
 
 
@@ -46,6 +49,11 @@ def test_all_scenarios_reach_their_verdicts():
     assert "A finishes and deletes B's lock!" in out
     assert "DELIFEQ lock:v4 token-A  ->  (integer) 0" in out
     assert "(error) QUARANTINE" in out
+    # Fencing: the stale write taken without tokens, refused with them.
+    assert 'A writes "A\'s stale order"  ->  accepted' in out
+    assert re.search(r'A writes "A\'s stale order" with token (\d+)  ->  refused: token \1 < ', out)
+    # Waiting: the queue served the clients in the order they asked.
+    assert "order of turns 0,1,2,3,4,5,6,7 (asked 0..7)" in out
 
 
 def test_a_scenario_against_a_running_server(server_factory):

@@ -142,7 +142,7 @@ class Tmux(object):
                               text=True, env=self.env, timeout=10)
 
     def start(self, command):
-        r = self.run("new-session", "-d", "-s", "cli", "-x", "200", "-y", "50", command)
+        r = self.run("new-session", "-d", "-s", "cli", "-x", "300", "-y", "50", command)
         assert r.returncode == 0, r.stderr
 
     def keys(self, text):
@@ -220,10 +220,14 @@ def test_interactive_hints_come_from_command_docs(latch_server, tmux):
     assert hint_for(tmux, prompt, "DELEX ") == \
         "key [IFEQ ifeq-value|IFNE ifne-value|IFDEQ ifdeq-digest|IFDNE ifdne-digest]"
     assert hint_for(tmux, prompt, "DIGEST ") == "key"
-    # SET's hint is latch's own, with the compare-and-set conditions
+    # SET's hint is latch's own, with the compare-and-set conditions, the
+    # fencing token and the wait in the key's queue
     assert hint_for(tmux, prompt, "SET k v ") == (
         "[NX|XX|IFEQ ifeq-value|IFNE ifne-value|IFDEQ ifdeq-digest|IFDNE ifdne-digest] [GET] "
-        "[EX seconds|PX milliseconds|EXAT unix-time-seconds|PXAT unix-time-milliseconds|KEEPTTL]")
+        "[EX seconds|PX milliseconds|EXAT unix-time-seconds|PXAT unix-time-milliseconds|KEEPTTL] "
+        "[FENCE [MIN min]] [WAIT timeout]")
+    assert hint_for(tmux, prompt, "LOCKINFO ") == "key"
+    assert hint_for(tmux, prompt, "FENCE ") == "key"
     assert hint_for(tmux, prompt, "SET k ").startswith("value [NX|XX|IFEQ ifeq-value|")
 
     # and commands run: acquire, then release with the native command

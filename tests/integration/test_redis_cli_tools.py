@@ -165,11 +165,11 @@ def test_stat(servers):
     latch, _ = servers
     out = cli_on_tty(latch.port, "--stat", "-i", "0.5", seconds=3)
     assert "------- data ------" in out and "keys" in out and "requests" in out
-    rows = [l.split() for l in out.splitlines() if re.match(r"^\d+\s+[\d.]+[KMG]?\s+\d+\s", l)]
+    rows = [l.split() for l in out.splitlines() if re.match(r"^\d+\s+[\d.]+[BKMG]\s+\d+\s", l)]
     assert len(rows) >= 3, out
     keys, mem, clients, blocked = rows[-1][:4]
     assert int(keys) == LOCKS + SESSIONS + 2  # db0:keys from INFO keyspace
-    assert re.fullmatch(r"[\d.]+[KMG]?", mem)  # used_memory, human
+    assert re.fullmatch(r"[\d.]+[BKMG]", mem) and mem != "0B"  # used_memory, human
     assert int(clients) >= 1 and int(blocked) == 0
     # The request counter moves: redis-cli's own INFO calls are requests.
     counts = [int(r[4]) for r in rows]

@@ -568,6 +568,50 @@ TEST(RedLock, ExtendRefusedByQuarantinedNodes) {
 
 // ---------------------------------------------------------------- watchdog
 
+// ---------------------------------------------------------------- fencing
+
+TEST(RedLockFence, TheTokenIsTheMajoritysLargestAndTheFloorIsRaisedToIt) {
+  Cluster c(3);
+  // Node 2 has granted many other locks: its counter is far ahead.
+  ASSERT_EQ(c[2].Cmd({"SET", "other", "x", "FENCE", "MIN", "500"}).integer, 500);
+  RedLockOptions o = Opts();
+  o.fence = true;
+  std::vector<std::string> rounds;
+  o.observer = [&](const RoundReport& r) { rounds.push_back(r.op); };
+  RedLock a(c.endpoints(), o);
+  AcquireResult first = a.acquire("k", 2000ms);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first.lock->fence_token(), 501u);
+  EXPECT_EQ(rounds, (std::vector<std::string>{"acquire", "fence"}));
+  // Raised where the key is ours: every node holds it at the token or above.
+  for (size_t i = 0; i < 3; ++i) EXPECT_GE(c[i].Cmd({"FENCE", "k"}).integer, 501) << i;
+  ASSERT_TRUE(first.lock->release());
+  // The next holder's majority leaves out the node that gave 501, and still
+  // gets more; its two nodes agree, so there is nothing to raise.
+  RedLock b({c[0].endpoint(), c[1].endpoint(), DeadEndpoint()}, o);
+  rounds.clear();
+  AcquireResult second = b.acquire("k", 2000ms);
+  ASSERT_TRUE(second);
+  EXPECT_GT(second.lock->fence_token(), 501u);
+  EXPECT_EQ(rounds, (std::vector<std::string>{"acquire"}));
+  EXPECT_GE(second.lock->requested_at(), first.lock->acquired_at());
+}
+
+TEST(RedLockFence, AFloorRaisedOnTooFewNodesFailsTheAttemptAndReleasesIt) {
+  Cluster c(2);
+  ASSERT_EQ(c[1].Cmd({"SET", "other", "x", "FENCE", "MIN", "500"}).integer, 500);
+  RedLockOptions o = Opts();
+  o.fence = true;
+  o.fence_raises = 3;  // every node: one is down
+  RedLock rl({c[0].endpoint(), c[1].endpoint(), DeadEndpoint()}, o);
+  AcquireResult r = rl.acquire("k", 1000ms);
+  EXPECT_FALSE(r);
+  EXPECT_EQ(r.unfenced, 1);
+  EXPECT_TRUE(r.reachable);
+  EXPECT_TRUE(c[0].Cmd({"GET", "k"}).is_null());
+  EXPECT_TRUE(c[1].Cmd({"GET", "k"}).is_null());
+}
+
 TEST(Watchdog, KeepsTheLockAliveWhileHeld) {
   Cluster c(3);
   RedLock rl(c.endpoints(), Opts());

@@ -734,5 +734,50 @@ TEST(KeyspaceTest, ValueKindAndAllocation) {
   EXPECT_EQ(Keyspace::AllocationOf(*ks.Find("t", 1)) - bytes, sizeof(void*));
 }
 
+TEST(KeyspaceTest, AFencedEntryKeepsItsTokenAfterItsValue) {
+  Keyspace ks;
+  ks.Set("plain", "v", kNoDeadline);
+  const size_t plain_bytes = ks.entry_bytes();
+  EXPECT_EQ(ks.Find("plain", 1)->token(), 0u);
+  EXPECT_FALSE(ks.Find("plain", 1)->fenced);
+
+  // A token costs its 8 bytes, on fenced entries only.
+  const Keyspace::Entry* e = ks.Set("lock", "holder-A", 500, false, 0, 41);
+  EXPECT_EQ(e->token(), 41u);
+  EXPECT_EQ(e->value(), "holder-A");
+  EXPECT_EQ(ks.entry_bytes() - plain_bytes, sizeof(Keyspace::Entry) + 4 + 8 + 8);
+  // The same value is the same holder: a renewal keeps the token, in place.
+  const Keyspace::Entry* again = ks.Set("lock", "holder-A", 900);
+  EXPECT_EQ(again, e);
+  EXPECT_EQ(again->token(), 41u);
+  EXPECT_EQ(again->deadline, 900);
+  // An explicit token replaces it (FENCE MIN raising the holder's token).
+  EXPECT_EQ(ks.Set("lock", "holder-A", 900, false, 0, 77)->token(), 77u);
+  // Another value of the same length is another holder: no token, and the
+  // entry shrinks back to header, key and value.
+  e = ks.Set("lock", "holder-B", 900);
+  EXPECT_EQ(e->token(), 0u);
+  EXPECT_EQ(ks.entry_bytes() - plain_bytes, sizeof(Keyspace::Entry) + 4 + 8);
+  // A token for a value of another length, then an explicit 0.
+  e = ks.Set("lock", "a longer holder", 900, false, 0, 99);
+  EXPECT_EQ(e->token(), 99u);
+  EXPECT_EQ(e->deadline, 900);
+  EXPECT_EQ(ks.Set("lock", "a longer holder", 900, false, 0, 0)->token(), 0u);
+  EXPECT_EQ(ks.Set("lock", "a longer holder", 900, false, 0, 5)->token(), 5u);
+  // The token survives a deadline change and a rehash's moves.
+  ASSERT_TRUE(ks.SetDeadline("lock", 1200));
+  for (size_t i = 0; i < 500; ++i) ks.Set(Key(i), Val(i), kNoDeadline, false, 0, i + 1);
+  while (ks.RehashStep(100)) {
+  }
+  EXPECT_EQ(ks.Find("lock", 1)->token(), 5u);
+  for (size_t i = 0; i < 500; ++i) EXPECT_EQ(ks.Find(Key(i), 1)->token(), i + 1);
+  // Erasing gives every byte back.
+  for (size_t i = 0; i < 500; ++i) ks.Erase(Key(i));
+  ks.Erase("lock");
+  EXPECT_EQ(ks.entry_bytes(), plain_bytes);
+  // A new key with kKeepTokenIfSame has nothing to keep.
+  EXPECT_EQ(ks.Set("fresh", "v", kNoDeadline)->token(), 0u);
+}
+
 }  // namespace
 }  // namespace latch

@@ -122,6 +122,55 @@ TEST(LogReaderTest, OtherAnnotationsAreSkippedAndADamagedClockIsCorrupt) {
   EXPECT_EQ(r.safe_offset(), 0u);
 }
 
+TEST(LogReaderTest, AFenceAnnotationAndItsSetAreOneUnit) {
+  Batch b;
+  b.Set("a", "1", 0);
+  const size_t before = b.size();
+  b.Fence(7);
+  b.Set("lock", "tok", 1'700'000'030'000);
+  const size_t whole = b.size();
+  Reader::Status end;
+  auto units = Units(b.bytes(), &end);
+  ASSERT_EQ(units.size(), 2u);
+  EXPECT_EQ(units[1],
+            (std::vector<std::string>{std::to_string(static_cast<int>(Op::kFence)) + " ",
+                                      std::to_string(static_cast<int>(Op::kSet)) + " lock"}));
+  EXPECT_EQ(end, Reader::Status::kEnd);
+  Reader whole_reader(b.bytes());
+  EXPECT_EQ(whole_reader.Next(), Reader::Status::kUnit);
+  EXPECT_EQ(whole_reader.Next(), Reader::Status::kUnit);
+  EXPECT_EQ(whole_reader.records()[0].token, 7u);
+  EXPECT_EQ(whole_reader.safe_offset(), whole);
+  // A tail torn between the two cuts both: the token must not be left for
+  // the next SET a later run appends.
+  std::string torn = b.bytes().substr(0, before) + "#latch-fence 7\r\n*3\r\n$3\r\nSET\r\n";
+  Reader r(torn);
+  EXPECT_EQ(r.Next(), Reader::Status::kUnit);
+  EXPECT_EQ(r.Next(), Reader::Status::kTruncated);
+  EXPECT_EQ(r.safe_offset(), before);
+  const std::string annotation_only = b.bytes().substr(0, before) + "#latch-fence 7\r\n";
+  Reader r2(annotation_only);
+  EXPECT_EQ(r2.Next(), Reader::Status::kUnit);
+  EXPECT_EQ(r2.Next(), Reader::Status::kTruncated);
+  EXPECT_EQ(r2.safe_offset(), before);
+  // Inside a transaction too; and a fence followed by anything but SET is
+  // damage.
+  Batch t;
+  t.Multi();
+  t.Fence(8);
+  t.Set("k", "v", 0);
+  t.Exec();
+  EXPECT_EQ(Units(t.bytes(), &end).size(), 1u);
+  EXPECT_EQ(end, Reader::Status::kEnd);
+  Batch bad;
+  bad.Fence(9);
+  bad.Del("k");
+  Reader r3(bad.bytes());
+  EXPECT_EQ(r3.Next(), Reader::Status::kCorrupt);
+  EXPECT_EQ(r3.error(), "a fence annotation not followed by SET");
+  EXPECT_EQ(r3.safe_offset(), 0u);
+}
+
 class LogWriterTest : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -1,9 +1,11 @@
 // The one-applier property: replaying the log a Store wrote rebuilds the
-// Store's live keyspace exactly (keys, values, boot-clock deadlines). Used by
+// Store's live keyspace exactly (keys, values, boot-clock deadlines, fencing
+// tokens). Used by
 // store_test.cc on random command sequences and by the command fuzzer.
 #pragma once
 
 #include <map>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -14,8 +16,19 @@
 
 namespace latch::test {
 
-// (database, key) -> (value, deadline).
-using Snapshot = std::map<std::pair<int, std::string>, std::pair<std::string, int64_t>>;
+// One key as the comparison sees it.
+struct KeyState {
+  std::string value;
+  int64_t deadline = kNoDeadline;
+  uint64_t token = 0;
+  bool operator==(const KeyState&) const = default;
+};
+inline std::ostream& operator<<(std::ostream& os, const KeyState& k) {
+  return os << "{" << k.value << ", deadline " << k.deadline << ", token " << k.token << "}";
+}
+
+// (database, key) -> its state.
+using Snapshot = std::map<std::pair<int, std::string>, KeyState>;
 
 // The keys visible at `now` in every database (a key whose deadline equals
 // now is still visible: only now > deadline expires it; the replay drops
@@ -25,7 +38,7 @@ inline Snapshot LiveKeys(const Store& store, int64_t now) {
   for (int db = 0; db < store.databases(); ++db) {
     store.keyspace_of(db).ForEach([&](const Keyspace::Entry& e) {
       if (e.has_deadline() && e.deadline <= now) return;
-      out[{db, std::string(e.key())}] = {std::string(e.value()), e.deadline};
+      out[{db, std::string(e.key())}] = {std::string(e.value()), e.deadline, e.token()};
     });
   }
   return out;

@@ -32,7 +32,7 @@ std::vector<std::string> RandomCommand(std::mt19937_64& rng, int64_t wall_ms) {
   std::string key = "k" + std::to_string(pick(24));
   std::string val = "v" + std::to_string(pick(5));
   std::string ms = std::to_string(1 + pick(5000));
-  switch (pick(20)) {
+  switch (pick(23)) {
     case 0:
       return {"SET", key, val};
     case 1:
@@ -68,7 +68,18 @@ std::vector<std::string> RandomCommand(std::mt19937_64& rng, int64_t wall_ms) {
     case 16:
       return pick(10) == 0 ? std::vector<std::string>{"FLUSHALL"}
                            : std::vector<std::string>{"EXISTS", key};
-    case 17: {
+    // Fencing tokens: grants, renewals that keep or raise the token, and
+    // writes of other values that drop it.
+    case 17:
+      return {"SET", key, val, "NX", "PX", ms, "FENCE"};
+    case 18:
+      return {"SET", key, val, "IFEQ", val, "PX", ms, "FENCE", "MIN", std::to_string(pick(200))};
+    case 19:
+      return pick(2) ? std::vector<std::string>{"SET", key, val, "FENCE"}
+                     : std::vector<std::string>{"INCR", key};
+    case 20:
+      return {"GETSET", key, val};
+    case 21: {
       // The databases: a record's SELECT must follow the connection between
       // them, and FLUSHDB, SWAPDB and MOVE must replay into the right ones.
       std::string db = std::to_string(pick(4));
@@ -259,6 +270,49 @@ TEST(StoreTest, ForeignTimesAreClampedToTheBound) {
   ASSERT_NE(e, nullptr);
   EXPECT_EQ(e->deadline, back.mono + 65'000);
   EXPECT_EQ(clock.foreign_times, 1u);
+}
+
+TEST(StoreTest, ARewriteKeepsEveryKeysFencingToken) {
+  TestServer ts;
+  ts.Run({"SET", "a", "A", "NX", "PX", "60000", "FENCE"});
+  ts.Run({"SET", "b", "B", "FENCE", "MIN", "1000"});
+  ts.Run({"SET", "c", "C"});
+  const TimeSnapshot now = ts.server().Now();
+  aof::Batch snapshot;
+  ASSERT_TRUE(ts.server().store().WriteSnapshot(
+      snapshot, [] { return true; }, now));
+  // Each fenced key's SET comes right after its annotation.
+  EXPECT_NE(snapshot.bytes().find("#latch-fence 1000\r\n*3\r\n$3\r\nSET\r\n$1\r\nb\r\n"),
+            std::string::npos)
+      << snapshot.bytes();
+  Store replayed(ts.clock().Id());
+  ASSERT_EQ(ReplayInto(snapshot.bytes(), ts.clock().Id(), now, &replayed), "");
+  EXPECT_EQ(LiveKeys(replayed, now.mono), LiveKeys(ts.server().store(), now.mono));
+  EXPECT_EQ(replayed.Find("a", now)->token(), 1u);
+  EXPECT_EQ(replayed.Find("b", now)->token(), 1000u);
+  EXPECT_EQ(replayed.Find("c", now)->token(), 0u);
+}
+
+TEST(StoreTest, AFencedKeysRecordIsItsAnnotationThenItsSet) {
+  TestServer ts;
+  aof::Batch log;
+  ts.server().store().set_log(&log);
+  ts.Run({"SET", "lock", "A", "NX", "PX", "1000", "FENCE"});
+  // Clock annotation, then fence annotation, then the SET: the reader
+  // keeps the last two in one unit.
+  const std::string& b = log.bytes();
+  size_t clock = b.find("#latch-clock "), fence = b.find("#latch-fence 1\r\n*5\r\n$3\r\nSET");
+  ASSERT_NE(clock, std::string::npos);
+  ASSERT_NE(fence, std::string::npos);
+  EXPECT_LT(clock, fence);
+  log.Clear();
+  // A renewal keeps the token and says so again; a new value drops it.
+  ts.Run({"SET", "lock", "A", "IFEQ", "A", "PX", "1000"});
+  EXPECT_EQ(log.bytes().find("#latch-fence 1\r\n"), 0u);
+  log.Clear();
+  ts.Run({"SET", "lock", "B", "XX"});
+  EXPECT_EQ(log.bytes().find("#latch-fence"), std::string::npos);
+  ts.server().store().set_log(nullptr);
 }
 
 TEST(StoreTest, WritesToAMissingKeyInThePastTouchWatchers) {

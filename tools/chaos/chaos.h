@@ -85,6 +85,7 @@ struct Options {
   bool keep = false;
   bool verbose = false;
   bool schedule_only = false;
+  bool fence = false;  // acquire with fencing tokens and check their order (fencing.h)
 };
 
 // Parses the command line (options.cc). --help prints the usage and exits 0;

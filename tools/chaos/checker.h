@@ -32,6 +32,11 @@ struct Hold {
   size_t grants = 0;               // nodes that granted it
   uint32_t granted_by = 0;         // which: bit i for node i
   bool extended = false;
+  // --fence (fencing.h): the hold's token, when its winning attempt's
+  // requests left, and when the token was known.
+  uint64_t token = 0;
+  Clock::time_point requested;
+  Clock::time_point token_at;
 };
 
 // Two holds that overlap, and the overlap [from, to).

@@ -49,6 +49,7 @@
 #include "tools/chaos/chaos.h"
 #include "tools/chaos/checker.h"
 #include "tools/chaos/cluster.h"
+#include "tools/chaos/fencing.h"
 #include "tools/chaos/page.h"
 #include "tools/chaos/schedule.h"
 #include "tools/chaos/timeline.h"
@@ -208,8 +209,15 @@ int RunChaos(const Options& o, const std::vector<Fault>& schedule,
     std::error_code ec;
     std::filesystem::remove_all(root, ec);
   }
+  // --fence: token order, reported apart from mutual exclusion (fencing.h).
+  size_t inversions = 0;
+  if (o.fence) {
+    std::vector<TokenInversion> found = FindTokenInversions(run.holds);
+    PrintTokenOrder(found, run.t0);
+    inversions = found.size();
+  }
   std::printf("violations: %zu\n", run.violations.size());
-  return RunFailed(run) ? kExitViolations : kExitOk;
+  return RunFailed(run) || inversions > 0 ? kExitViolations : kExitOk;
 }
 
 }  // namespace

@@ -24,7 +24,8 @@ const char kUsage[] =
     "                   [--faults LIST] [--vary-appendfsync LIST] [--vary-quarantine LIST]\n"
     "                   [--quarantine-ms MS] [--ack-rate N] [--rewrites yes|no]\n"
     "                   [--appendonly yes|no] [--ttl D] [--timeline out.svg] [--server PATH]\n"
-    "                   [--check-aof PATH|none] [--keep] [--verbose] [--schedule-only]\n";
+    "                   [--check-aof PATH|none] [--keep] [--verbose] [--schedule-only]\n"
+    "                   [--fence]\n";
 
 const char kHelp[] =
     "\n"
@@ -102,6 +103,9 @@ const char kHelp[] =
     "  --keep               keep the temporary directory (server logs, data)\n"
     "  --verbose            print faults, restarts and losses as they happen\n"
     "  --schedule-only      print the fault schedule and the rewrites, and exit\n"
+    "  --fence              acquire with fencing tokens and also check that a later\n"
+    "                       holder always carries a larger token (reported apart:\n"
+    "                       \"token order violations: N\"; any makes the exit status 1)\n"
     "\n"
     "Exit status: 0 no violation and no acknowledged write lost beyond what the\n"
     "policies allow, 1 otherwise, 2 harness error. The report has a line\n"
@@ -194,7 +198,8 @@ Options ParseOptions(int argc, char** argv) {
     kQuarantineMs,
     kAckRate,
     kRewrites,
-    kCheckAof
+    kCheckAof,
+    kFence
   };
   static const option kOptions[] = {
       {"nodes", required_argument, nullptr, kNodes},
@@ -217,6 +222,7 @@ Options ParseOptions(int argc, char** argv) {
       {"ack-rate", required_argument, nullptr, kAckRate},
       {"rewrites", required_argument, nullptr, kRewrites},
       {"check-aof", required_argument, nullptr, kCheckAof},
+      {"fence", no_argument, nullptr, kFence},
       {"verbose", no_argument, nullptr, 'v'},
       {"help", no_argument, nullptr, 'h'},
       {nullptr, 0, nullptr, 0},
@@ -239,6 +245,9 @@ Options ParseOptions(int argc, char** argv) {
         break;
       case kScheduleOnly:
         o.schedule_only = true;
+        break;
+      case kFence:
+        o.fence = true;
         break;
       case kNodes:
         o.nodes = static_cast<int>(IntArg("--nodes", value, 1, 9));

@@ -1,11 +1,15 @@
 #include "tools/chaos/workers.h"
 
 #include <algorithm>
+#include <memory>
 #include <random>
+#include <string>
 #include <string_view>
 #include <thread>
 
+#include "protocol/request_writer.h"
 #include "tools/chaos/schedule.h"
+#include "tools/redlock/node_set.h"
 #include "tools/redlock/redlock.h"
 
 namespace latch::chaos {
@@ -66,7 +70,16 @@ void Worker(Shared& sh, int id) {
           n.answer == latch::NodeAnswer::kError && n.text.find("MISCONF") != std::string::npos;
     }
   };
+  ro.fence = o.fence;
   latch::RedLock rl(sh.endpoints, ro);
+  // --fence: a node has one token counter for all its keys, so other locks
+  // granted on some nodes move their counters apart — what makes RedLock's
+  // second step, raising the floor, necessary. Before each turn a worker
+  // takes a few fenced grants of another key on one node (a round of their
+  // own, short: a paused or quarantined node just refuses them).
+  std::unique_ptr<latch::NodeSet> others;
+  if (o.fence) others = std::make_unique<latch::NodeSet>(sh.endpoints);
+  const std::string other_key = std::string(kKey) + ":other:" + std::to_string(id);
   auto sleep = [](int64_t ms) { std::this_thread::sleep_for(Millis{ms}); };
   const int64_t t = ttl.count();
 
@@ -74,6 +87,17 @@ void Worker(Shared& sh, int id) {
     auto now = Clock::now();
     if (now >= sh.end) break;
     auto wait = std::min(std::chrono::duration_cast<Millis>(sh.end - now), 2 * ttl);
+    if (others) {
+      const size_t n = sh.endpoints.size();
+      std::vector<bool> which(n, false);
+      which[static_cast<size_t>(Uniform(rng, 0, static_cast<int64_t>(n) - 1))] = true;
+      const int64_t k = Uniform(rng, 1, 20);
+      std::string request;
+      for (int64_t i = 0; i < k; ++i) {
+        latch::resp::AppendRequest(request, {"SET", other_key, "x", "PX", "100", "FENCE"});
+      }
+      others->Round(request, static_cast<size_t>(k), std::chrono::milliseconds(50), which);
+    }
     latch::AcquireResult res = rl.acquire(kKey, ttl, wait);
     st.attempts += res.attempts;
     st.contended += res.contended;
@@ -83,7 +107,8 @@ void Worker(Shared& sh, int id) {
     h.worker = id;
     h.granted = Clock::now();
     h.grants = lock.grants();
-    h.granted_by = granted_by;
+#include <string>
+#include <string_view>
     sh.grants.Notify();
 
     int64_t roll = Uniform(rng, 0, 99);

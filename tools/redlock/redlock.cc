@@ -32,6 +32,15 @@ NodeAnswer ClassifySet(const resp::Reply& r) {
   return NodeAnswer::kNoAnswer;  // a well-formed but meaningless answer: unknown outcome
 }
 
+// SET … FENCE: the node's token (a positive integer) when applied, a null
+// bulk when the condition stopped it.
+NodeAnswer ClassifyFencedSet(const resp::Reply& r) {
+  if (r.type == resp::Reply::Type::kInteger && r.integer > 0) return NodeAnswer::kYes;
+  if (r.is_null()) return NodeAnswer::kNo;
+  if (r.is_error()) return ErrorAnswer(r);
+  return NodeAnswer::kNoAnswer;
+}
+
 // DELIFEQ: :1 deleted, :0 not ours (or gone).
 NodeAnswer ClassifyDelIfEq(const resp::Reply& r) {
   if (r.type == resp::Reply::Type::kInteger && (r.integer == 0 || r.integer == 1)) {
@@ -72,6 +81,8 @@ struct Lock::State {
   Millis ttl{0};
   mutable std::mutex mu;  // guards everything below
   LockClock::time_point acquired_at;
+  LockClock::time_point requested_at;
+  uint64_t fence = 0;
   LockClock::time_point validity_end;
   std::vector<bool> granted;
   bool lost = false;
@@ -117,6 +128,15 @@ Millis Lock::ttl() const {
 LockClock::time_point Lock::acquired_at() const {
   std::lock_guard<std::mutex> g(s_->mu);
   return s_->acquired_at;
+}
+
+LockClock::time_point Lock::requested_at() const {
+  std::lock_guard<std::mutex> g(s_->mu);
+  return s_->requested_at;
+}
+
+uint64_t Lock::fence_token() const {
+  return s_->fence;  // set once, before the Lock exists
 }
 
 LockClock::time_point Lock::validity_end() const {
@@ -332,6 +352,7 @@ RoundReport RedLock::RunRound(const char* op, const std::string& key,
     }
     o.answer = classify(r.replies[0]);
     o.text = r.replies[0].ToString();
+    if (r.replies[0].type == resp::Reply::Type::kInteger) o.integer = r.replies[0].integer;
     if (o.answer == NodeAnswer::kNoAnswer) o.text = "unexpected reply: " + o.text;
     rep.yes += o.answer == NodeAnswer::kYes;
   }
@@ -375,9 +396,22 @@ AcquireResult RedLock::acquire(const std::string& key, Millis ttl, Millis wait) 
   while (true) {
     ++result.attempts;
     const auto t0 = LockClock::now();
-    RoundReport rep =
-        RunRound("acquire", key, {"SET", key, token, "NX", "PX", ms}, timeout, {}, ClassifySet);
+    RoundReport rep = options_.fence
+                          ? RunRound("acquire", key, {"SET", key, token, "NX", "PX", ms, "FENCE"},
+                                     timeout, {}, ClassifyFencedSet)
+                          : RunRound("acquire", key, {"SET", key, token, "NX", "PX", ms}, timeout,
+                                     {}, ClassifySet);
     rep.attempt = result.attempts;
+    // Fencing: the token once the floor is raised on enough nodes (within
+    // the validity, like the grants themselves).
+    uint64_t fence = 0;
+    std::optional<RoundReport> raise;
+    if (options_.fence && rep.yes >= rep.quorum && LockClock::now() < t0 + ttl - Drift(ttl)) {
+      auto left =
+          std::chrono::duration_cast<microseconds>(t0 + ttl - Drift(ttl) - LockClock::now());
+      fence = RaiseFloor(key, token, rep, std::min<microseconds>(timeout, left), &raise);
+      if (fence == 0) ++result.unfenced;
+    }
     const auto t1 = LockClock::now();
     // validity = ttl - elapsed - drift, i.e. the lock is ours until
     // t0 + ttl - drift: no granting node can have set the key before t0.
@@ -401,26 +435,31 @@ AcquireResult RedLock::acquire(const std::string& key, Millis ttl, Millis wait) 
     result.quarantined += quarantined;
     result.reachable = answered >= rep.quorum;
 
-    if (rep.yes >= rep.quorum && t1 < validity_end) {
+    if (rep.yes >= rep.quorum && t1 < validity_end && (!options_.fence || fence != 0)) {
       rep.success = true;
       rep.validity = ToMillisFloor(validity_end - t1);
+      rep.fence = fence;
       auto s = std::make_unique<Lock::State>();
       s->owner = this;
       s->key = key;
       s->token = token;
       s->ttl = ttl;
       s->acquired_at = t1;
+      s->requested_at = t0;
+      s->fence = fence;
       s->validity_end = validity_end;
       s->granted.resize(rep.nodes.size());
       for (size_t i = 0; i < rep.nodes.size(); ++i) {
         s->granted[i] = rep.nodes[i].answer == NodeAnswer::kYes;
       }
       Notify(rep);
+      if (raise) Notify(*raise);
       result.last = std::move(rep);
       result.lock.emplace(Lock(std::move(s)));
       return result;
     }
     Notify(rep);
+    if (raise) Notify(*raise);
     // Failed: release on every node, so that the minority we got does not
     // block the next attempt (ours or anyone's) until it expires.
     if (std::find(maybe_set.begin(), maybe_set.end(), true) != maybe_set.end()) {
@@ -434,6 +473,49 @@ AcquireResult RedLock::acquire(const std::string& key, Millis ttl, Millis wait) 
     auto pause = std::min<LockClock::duration>(RetryDelay(), give_up - now);
     std::this_thread::sleep_for(pause);
   }
+}
+
+uint64_t RedLock::RaiseFloor(const std::string& key, const std::string& token,
+                             const RoundReport& rep, microseconds timeout,
+                             std::optional<RoundReport>* round) {
+  uint64_t top = 0;
+  for (const NodeOutcome& o : rep.nodes) {
+    if (o.answer == NodeAnswer::kYes) top = std::max(top, static_cast<uint64_t>(o.integer));
+  }
+  const size_t needed = std::max(quorum(), std::min(options_.fence_raises, size()));
+  // Nodes that gave `top` itself already have their counter there.
+  size_t at_top = 0;
+  std::vector<bool> below(rep.nodes.size(), false);
+  for (size_t i = 0; i < rep.nodes.size(); ++i) {
+    if (rep.nodes[i].answer != NodeAnswer::kYes) continue;
+    if (static_cast<uint64_t>(rep.nodes[i].integer) >= top) {
+      ++at_top;
+    } else {
+      below[i] = true;
+    }
+  }
+  if (at_top >= needed) return top;
+  // A renewal of our own key that keeps its lease (KEEPTTL) and asks for a
+  // token of at least `top`: the node's counter moves there. IFEQ: only
+  // where the key is still ours.
+  const std::string min = std::to_string(top);
+  RoundReport raise =
+      RunRound("fence", key, {"SET", key, token, "IFEQ", token, "KEEPTTL", "FENCE", "MIN", min},
+               timeout, below, ClassifyFencedSet);
+  size_t raised = at_top;
+  for (size_t i = 0; i < raise.nodes.size(); ++i) {
+    if (below[i] && raise.nodes[i].answer == NodeAnswer::kYes &&
+        static_cast<uint64_t>(raise.nodes[i].integer) >= top) {
+      ++raised;
+    }
+  }
+  raise.yes = raised;
+  raise.quorum = needed;
+  raise.success = raised >= needed;
+  raise.fence = raise.success ? top : 0;
+  const uint64_t out = raise.fence;
+  *round = std::move(raise);
+  return out;
 }
 
 std::vector<KeyState> RedLock::inspect(const std::string& key) {

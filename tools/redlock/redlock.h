@@ -23,6 +23,21 @@
 // A Watchdog (as in Redisson) renews a held lock every ttl/3 from a thread and
 // reports, through a callback, the moment the lock can no longer be trusted.
 //
+// Fencing (RedLockOptions::fence, latch nodes only). Each node's tokens come
+// from its own counter, so they cannot be compared across nodes. A fenced
+// acquire takes them in two steps:
+//  1. `SET key token NX PX ttl FENCE` everywhere: each granting node replies
+//     its token; T is the largest one of the majority.
+//  2. Raise the floor: every granting node whose token is below T gets
+//     `SET key token IFEQ token KEEPTTL FENCE MIN T`, which moves its
+//     counter to at least T. The lock's token is T once a majority of nodes
+//     (fence_raises, if larger) is at T or above; otherwise the attempt fails
+//     like one without a quorum.
+// Then any later acquire — one whose first request leaves after T was known
+// — gets a larger token: its majority shares a node with the raised one,
+// whose counter was already at T or above when it granted. docs/guide.md
+// ("Fencing tokens for RedLock") has the proof and its assumptions.
+//
 // All timing uses CLOCK_BOOTTIME (LockClock below): monotonic like
 // steady_clock, but it keeps counting while the machine is suspended, as the
 // server's lease clock does. A client that sleeps through part of its lease
@@ -74,7 +89,8 @@ const char* AnswerName(NodeAnswer a);
 
 struct NodeOutcome {
   NodeAnswer answer = NodeAnswer::kNoAnswer;
-  std::string text;  // the reply as redis-cli would show it, or the failure's reason
+  std::string text;     // the reply as redis-cli would show it, or the failure's reason
+  int64_t integer = 0;  // an integer reply's value (SET … FENCE: the node's token)
   std::chrono::microseconds latency{0};
   bool sent = false;  // the request left for the node (else it cannot have applied it)
 };
@@ -90,6 +106,7 @@ struct RoundReport {
   LockClock::duration elapsed{};
   bool success = false;
   Millis validity{0};  // acquire/extend success: the validity it gave
+  uint64_t fence = 0;  // a fenced acquire's token (the largest the majority gave)
 };
 
 struct RedLockOptions {
@@ -101,6 +118,14 @@ struct RedLockOptions {
   Millis retry_delay_max{250};
   // Called after every round (from whichever thread ran it).
   std::function<void(const RoundReport&)> observer;
+  // Acquire with fencing tokens (latch nodes only: see the top of this
+  // file). Lock::fence_token() is then the lock's token.
+  bool fence = false;
+  // How many nodes must be at the token or above before it is used: a
+  // majority when 0. More tolerates nodes losing their counters (their
+  // storage): with N nodes and a majority q, N - q + f + 1 raises survive f
+  // such nodes.
+  size_t fence_raises = 0;
 };
 
 class RedLock;
@@ -118,6 +143,11 @@ class Lock {
   const std::string& token() const;  // 32 hex digits: 128 random bits
   Millis ttl() const;
   LockClock::time_point acquired_at() const;  // when the quorum was known
+  // When the winning attempt's requests left: any acquire whose requests
+  // leave after acquired_at() gets a larger fencing token.
+  LockClock::time_point requested_at() const;
+  // The fencing token (RedLockOptions::fence), 0 without fencing.
+  uint64_t fence_token() const;
   LockClock::time_point validity_end() const;
   Millis remaining() const;           // until validity_end, 0 when over
   std::vector<bool> granted() const;  // which nodes granted (or last renewed) it
@@ -160,6 +190,7 @@ struct AcquireResult {
   int attempts = 0;
   int contended = 0;    // attempts where some node said the key was taken
   int quarantined = 0;  // attempts where some node answered -QUARANTINE
+  int unfenced = 0;     // attempts that won a majority but could not raise the floor
   // Whether a quorum of nodes gave a usable answer (yes, no or quarantine)
   // in the last attempt: false means the nodes are unreachable or failing
   // (down, timing out, garbage, error replies) rather than busy.
@@ -229,6 +260,13 @@ class RedLock {
   ReleaseResult ReleaseOn(const std::string& key, const std::string& token,
                           const std::vector<bool>& which, Millis timeout, const char* op);
   Millis RetryDelay();
+  // Fencing, step 2 (see the top of this file): raises the floor to the
+  // largest token of `rep` on the granting nodes below it. The token once
+  // enough nodes are at it or above, else 0; *round is the raising round
+  // (left empty when every granting node gave that token already), for the
+  // observer, which hears of it after the acquire round.
+  uint64_t RaiseFloor(const std::string& key, const std::string& token, const RoundReport& rep,
+                      std::chrono::microseconds timeout, std::optional<RoundReport>* round);
 
   RedLockOptions options_;
   std::mutex round_mu_;  // one round at a time on the shared connections
