@@ -1,0 +1,179 @@
+"""Red team (issue 17): attacks on the fencing token and fair waiting claims.
+Every test here failed on the code it was written against."""
+
+import os
+import time
+
+import durable
+import latchtest as lt
+
+INT64_MAX = 2 ** 63 - 1
+
+
+def node(tmp_path, *args):
+    return durable.Node(str(tmp_path), "--appendonly", "yes", "--quarantine", "never",
+                        "--enable-debug-command", "yes", *args).start()
+
+
+def grant(n, key, value, *extra):
+    with n.conn() as c:
+        r = c.cmd("SET", key, value, "NX", "PX", "60000", "FENCE", *extra)
+    assert isinstance(r, int) and r > 0, r
+    return r
+
+
+def test_redteam_fence_min_near_int64_max_resets_the_counter_on_restart(tmp_path):
+    # FENCE MIN n is accepted up to INT64_MAX; the reservation written for it
+    # is n + a block, past INT64_MAX, which the state record's parser rejects
+    # (ParseInt64): the next start finds the record "damaged" and the counter
+    # starts again at 1 — tokens repeat and go back.
+    n = node(tmp_path, "--appendfsync", "always")
+    first = grant(n, "a", "A")
+    big = grant(n, "b", "B", "MIN", str(INT64_MAX - 10))
+    assert big == INT64_MAX - 10
+    n.stop()  # a clean shutdown, even
+    n.start()
+    again = grant(n, "c", "C")
+    assert again > big, (first, big, again, n.log_text()[-2000:])
+    n.stop()
+
+
+# ---------------------------------------------------------------- fair waiting
+
+
+def parked(conn, *args):
+    conn.send(lt.encode(*args))
+
+
+def waiters(c, key):
+    return lt.pairs_to_dict(c.cmd("LOCKINFO", key))[b"waiters"]
+
+
+def wait_for_waiters(c, key, n):
+    assert lt.wait_for(lambda: waiters(c, key) == n, 5), c.cmd("LOCKINFO", key)
+
+
+def test_redteam_msetnx_in_multi_takes_a_released_key_from_its_waiter(latch_server, latch):
+    # "while clients wait for a key, even an absent one is not free for a SET
+    # NX from outside the queue": SET NX and SETNX check the queue, MSETNX
+    # does not. A release and an MSETNX in one transaction hand the key to
+    # the transaction's client instead of the first waiter.
+    latch.cmd("DEL", "mq")
+    assert latch.cmd("SET", "mq", "A", "NX", "PX", "30000") == b"OK"
+    w = latch_server.conn()
+    try:
+        parked(w, "SET", "mq", "W", "NX", "PX", "30000", "WAIT", "3000")
+        wait_for_waiters(latch, "mq", 1)
+        assert latch.cmd("MULTI") == b"OK"
+        assert latch.cmd("DELIFEQ", "mq", "A") == b"QUEUED"
+        assert latch.cmd("MSETNX", "mq", "intruder") == b"QUEUED"
+        res = latch.cmd("EXEC")
+        # The waiter was first in line: it must hold the key now, and the
+        # MSETNX must have found it taken (0), as SET NX does in its place.
+        assert latch.cmd("GET", "mq") == b"W", (res, latch.cmd("LOCKINFO", "mq"))
+        assert w.read(timeout=3) == b"OK"
+    finally:
+        w.close()
+        latch.cmd("DEL", "mq")
+
+
+def test_redteam_move_in_multi_takes_a_released_key_from_its_waiter(latch_server, latch):
+    # MOVE into a database checks only that the key is absent there, not
+    # that clients wait for it: a release and a MOVE in one transaction put
+    # another holder (with its old token) in front of the queue.
+    latch.cmd("SELECT", "0")
+    latch.cmd("DEL", "mv")
+    assert latch.cmd("SET", "mv", "A", "NX", "PX", "30000") == b"OK"
+    w = latch_server.conn()
+    try:
+        parked(w, "SET", "mv", "W", "NX", "PX", "30000", "WAIT", "3000")
+        wait_for_waiters(latch, "mv", 1)
+        assert latch.cmd("SELECT", "1") == b"OK"
+        assert latch.cmd("SET", "mv", "intruder", "PX", "30000") == b"OK"
+        assert latch.cmd("MULTI") == b"OK"
+        assert latch.cmd("SELECT", "0") == b"QUEUED"
+        assert latch.cmd("DELIFEQ", "mv", "A") == b"QUEUED"
+        assert latch.cmd("SELECT", "1") == b"QUEUED"
+        assert latch.cmd("MOVE", "mv", "0") == b"QUEUED"
+        res = latch.cmd("EXEC")
+        latch.cmd("SELECT", "0")
+        assert latch.cmd("GET", "mv") == b"W", (res, latch.cmd("LOCKINFO", "mv"))
+        assert w.read(timeout=3) == b"OK"
+    finally:
+        w.close()
+        for db in ("1", "0"):
+            latch.cmd("SELECT", db)
+            latch.cmd("DEL", "mv")
+
+
+# ---------------------------------------------------------------- tokens that go back
+
+
+def test_redteam_move_gives_the_new_holder_a_smaller_token_than_the_last(latch_server, latch):
+    # "A fencing token grows with every new holder": MOVE carries the key's
+    # old token into a database where the same lock had a larger one. The
+    # destination's previous holder B (paused past its lease) then carries a
+    # larger token than the current holder A: a storage that checks tokens
+    # refuses A and accepts B's stale write.
+    latch.cmd("SELECT", "0")
+    a = latch.cmd("SET", "mt", "A", "NX", "PX", "30000", "FENCE")
+    latch.cmd("SELECT", "1")
+    b = latch.cmd("SET", "mt", "B", "NX", "PX", "30000", "FENCE")
+    assert b > a
+    assert latch.cmd("DELIFEQ", "mt", "B") == 1  # B's lease is over
+    latch.cmd("SELECT", "0")
+    assert latch.cmd("MOVE", "mt", "1") == 1  # A now holds mt in database 1
+    latch.cmd("SELECT", "1")
+    try:
+        assert latch.cmd("GET", "mt") == b"A"
+        t = latch.cmd("FENCE", "mt")
+        assert t is None or t > b, (a, b, t)
+    finally:
+        latch.cmd("DEL", "mt")
+        latch.cmd("SELECT", "0")
+        latch.cmd("DEL", "mt")
+
+
+def test_redteam_swapdb_gives_the_new_holder_a_smaller_token_than_the_last(latch_server, latch):
+    latch.cmd("SELECT", "1")
+    a = latch.cmd("SET", "st", "A", "NX", "PX", "30000", "FENCE")
+    latch.cmd("SELECT", "0")
+    b = latch.cmd("SET", "st", "B", "NX", "PX", "30000", "FENCE")
+    assert b > a
+    assert latch.cmd("DELIFEQ", "st", "B") == 1
+    assert latch.cmd("SWAPDB", "0", "1") == b"OK"
+    try:
+        assert latch.cmd("GET", "st") == b"A"  # database 0's lock: a new holder
+        t = latch.cmd("FENCE", "st")
+        assert t is None or t > b, (a, b, t)
+    finally:
+        latch.cmd("SWAPDB", "0", "1")
+        for db in ("1", "0"):
+            latch.cmd("SELECT", db)
+            latch.cmd("DEL", "st")
+
+
+# ---------------------------------------------------------------- an exhausted counter
+
+
+def test_redteam_an_exhausted_counter_strands_the_queue_of_a_free_key(server_factory):
+    # After FENCE MIN 9223372036854775807 the counter is exhausted: a fenced
+    # SET gets an error at once. A fenced waiter instead stays first in line
+    # forever (the refusal is treated as "for now"), and since the key has
+    # waiters nobody else can take it either: the free lock is dead until
+    # that waiter's timeout (never, with WAIT 0).
+    srv = server_factory("latch")
+    with srv.conn() as c, srv.conn() as w, srv.conn() as x:
+        assert c.cmd("SET", "other", "x", "FENCE", "MIN", str(INT64_MAX)) == INT64_MAX
+        assert c.cmd("SET", "ex", "A", "NX", "PX", "30000") == b"OK"
+        parked(w, "SET", "ex", "W", "NX", "PX", "30000", "FENCE", "WAIT", "0")
+        wait_for_waiters(c, "ex", 1)
+        assert c.cmd("DELIFEQ", "ex", "A") == 1
+        # The waiter must be answered (the token, or the error a fenced SET
+        # gets), and the key must not stay free-but-untakeable.
+        try:
+            r = w.read(timeout=2)
+        except TimeoutError:
+            r = "no reply"
+        got = x.cmd("SET", "ex", "X", "NX", "PX", "30000")
+        assert r != "no reply" or got == b"OK", (r, got, c.cmd("LOCKINFO", "ex"))
