@@ -177,3 +177,42 @@ def test_redteam_an_exhausted_counter_strands_the_queue_of_a_free_key(server_fac
             r = "no reply"
         got = x.cmd("SET", "ex", "X", "NX", "PX", "30000")
         assert r != "no reply" or got == b"OK", (r, got, c.cmd("LOCKINFO", "ex"))
+
+
+# ---------------------------------------------------------------- RedLock
+
+
+def test_redteam_redlock_raise_spreads_an_unreadable_reservation_to_the_majority(tmp_path):
+    # One node whose counter is near INT64_MAX (any client's FENCE MIN, or a
+    # long life) makes every RedLock acquire raise the other nodes' floors
+    # there: SET … FENCE MIN T. Their reservations then pass INT64_MAX and
+    # their state records become unreadable, so the majority that A raised
+    # restarts at token 1: B, acquiring later on that majority, gets a far
+    # smaller token than A.
+    import subprocess
+    redlock = os.path.join(lt.build_dir(), "tools", "latch-redlock")
+    nodes = [durable.Node(str(tmp_path / ("n%d" % i)), "--appendonly", "yes",
+                          "--quarantine", "never").start() for i in range(3)]
+
+    def acquire(ns, key):
+        argv = [redlock, "--nodes", ",".join("127.0.0.1:%d" % n.port for n in ns), "acquire",
+                "--key", key, "--ttl", "2s", "--fence"]
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0, p.stderr
+        return int(p.stdout.split()[2])
+
+    with nodes[0].conn() as c:
+        assert c.cmd("SET", "other", "x", "FENCE", "MIN", str(INT64_MAX - 1000)) == INT64_MAX - 1000
+    # Node 0 alone: its own record is left as it is (it stays up).
+    t_a = acquire(nodes, "job")
+    assert t_a == INT64_MAX - 999
+    # Nodes 1 and 2, a majority that A raised, restart (cleanly) and keep
+    # their counters, as the claim says restarts do. Node 0 is down.
+    nodes[0].kill9()
+    for n in nodes[1:]:
+        n.stop()
+        n.start()
+    t_b = acquire(nodes[1:], "job2")
+    for n in nodes[1:]:
+        n.stop()
+    assert t_b > t_a, (t_a, t_b)
