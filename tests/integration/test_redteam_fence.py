@@ -216,3 +216,28 @@ def test_redteam_redlock_raise_spreads_an_unreadable_reservation_to_the_majority
     for n in nodes[1:]:
         n.stop()
     assert t_b > t_a, (t_a, t_b)
+
+
+
+def test_redteam_redlock_lock_script_in_multi_takes_a_released_key_from_its_waiter(
+        latch_server, latch):
+    # The same hole through a known acquire script (node-redlock 4.2.0's
+    # lock.lua: EXISTS, then a plain SET PX): EXISTS says 0 for a key whose
+    # waiters have not been served yet, and the SET takes it.
+    script = open(os.path.join(lt.source_dir(), "server", "scripting", "scripts",
+                               "redlock-4.2.0", "lock.lua"), "rb").read()
+    latch.cmd("DEL", "rl")
+    assert latch.cmd("SET", "rl", "A", "NX", "PX", "30000") == b"OK"
+    w = latch_server.conn()
+    try:
+        parked(w, "SET", "rl", "W", "NX", "PX", "30000", "WAIT", "3000")
+        wait_for_waiters(latch, "rl", 1)
+        assert latch.cmd("MULTI") == b"OK"
+        assert latch.cmd("DELIFEQ", "rl", "A") == b"QUEUED"
+        assert latch.cmd("EVAL", script, "1", "rl", "intruder", "30000") == b"QUEUED"
+        res = latch.cmd("EXEC")
+        assert latch.cmd("GET", "rl") == b"W", (res, latch.cmd("LOCKINFO", "rl"))
+        assert w.read(timeout=3) == b"OK"
+    finally:
+        w.close()
+        latch.cmd("DEL", "rl")
