@@ -98,6 +98,12 @@ struct CommandContext {
   bool AdmitGrant(int64_t deadline);
   // max-lock-ttl. False after replying with the error.
   bool CheckTtl(int64_t ttl_ms);
+  // Whether a write that takes `key` only when it is absent (SET NX, SETNX,
+  // MSETNX, MOVE's destination, the acquire scripts' EXISTS) must find it
+  // taken: it is stored, or clients wait in its queue (SET … NX WAIT) — a
+  // released key goes to the first waiter, even in the instant between its
+  // release inside a transaction and the handoff once the command is over.
+  bool TakenForAcquire(std::string_view key);
   // The server around the loop, for administrative commands.
   ServerControl& control();
   // Whether the command may park the client (WAITAOF): only a client's own

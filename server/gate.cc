@@ -27,6 +27,10 @@ bool CommandContext::CheckTtl(int64_t ttl_ms) {
   return gate.CheckTtl(*this, ttl_ms);
 }
 
+bool CommandContext::TakenForAcquire(std::string_view key) {
+  return store.Find(key, now) != nullptr || gate.control().lock_waiters(session.db, key) > 0;
+}
+
 ServerControl& CommandContext::control() {
   return gate.control();
 }

@@ -107,7 +107,8 @@ void LeasePolicy::Begin(int64_t now, const aof::LogIdentity& log) {
     trusted_log_ = prev_->appendonly && log.exists && !log.id.empty() && log.id == prev_->log_id &&
                    (prev_->clean ? log.size == prev_->log_synced : log.size >= prev_->log_synced);
     // Fencing tokens start above every token the previous runs may have issued.
-    next_token_ = prev_->fence_reserved + 1;
+    // (At most the largest token plus one, which is exhausted.)
+    next_token_ = std::min(prev_->fence_reserved, kLastToken) + 1;
     reserved_.store(prev_->fence_reserved);
   }
   // No lease replayed from a time written on another clock may outlive what
@@ -383,7 +384,7 @@ std::optional<std::string> LeasePolicy::Admit(int64_t deadline, int64_t now) {
 
 std::optional<uint64_t> LeasePolicy::IssueToken(int64_t now, uint64_t min) {
   uint64_t token = std::max(next_token_, min);
-  if (token == UINT64_MAX || token > INT64_MAX) return std::nullopt;  // a RESP integer
+  if (token > kLastToken) return std::nullopt;  // exhausted: a RESP integer
   if (!ephemeral_ && token > reserved_.load()) {
     // Beyond the reservation on disk: reserve a block, durably, first. (A
     // background reservation still in flight lands first and may do.)
@@ -391,7 +392,8 @@ std::optional<uint64_t> LeasePolicy::IssueToken(int64_t now, uint64_t min) {
     // Eight times what this window issued so far: a burst that outruns the
     // background reservation pays a few synchronous writes, not one per block.
     const uint64_t ahead = std::max(TokensAhead(), std::min(8 * window_tokens_, uint64_t{1} << 32));
-    if (token > reserved_.load() && !WriteNow(now, std::nullopt, false, token + ahead - 1)) {
+    if (token > reserved_.load() &&
+        !WriteNow(now, std::nullopt, false, std::min(token + ahead - 1, kLastToken))) {
       return std::nullopt;
     }
   }
@@ -399,6 +401,10 @@ std::optional<uint64_t> LeasePolicy::IssueToken(int64_t now, uint64_t min) {
   ++window_tokens_;
   tokens_recently_ = true;
   return token;
+}
+
+std::string LeasePolicy::TokenRefusal() const {
+  return record_ok() ? "ERR the fencing token counter is exhausted" : RecordRefusal();
 }
 
 void LeasePolicy::Cron(int64_t now) {
@@ -431,8 +437,8 @@ void LeasePolicy::Cron(int64_t now) {
   if (tokens_recently_) {
     uint64_t have = std::max(reserved_.load(), queued_reserved_);
     const uint64_t ahead = TokensAhead();
-    if (have < next_token_ + ahead / 2) {
-      uint64_t target = next_token_ + ahead;
+    if (have < next_token_ + ahead / 2 && have < kLastToken) {
+      uint64_t target = std::min(next_token_ + ahead, kLastToken);
       std::string text = Current(false, now, std::nullopt, target).Serialize();
       queued_reserved_ = target;
       tokens_recently_ = false;

@@ -120,6 +120,15 @@ class LeasePolicy {
   // token is at least `min` and the counter jumps there. nullopt when the
   // reservation cannot be recorded: the grant is refused.
   std::optional<uint64_t> IssueToken(int64_t now, uint64_t min = 0);
+  // The largest token (a RESP integer). Reservations stop there, so the state
+  // record always holds a number the next run can read; a counter that got
+  // there (FENCE MIN 9223372036854775807, say) is exhausted for good and
+  // every fenced grant is refused, never answered with a smaller token.
+  static constexpr uint64_t kLastToken = INT64_MAX;
+  // Why IssueToken gave nothing: the record could not be written (MISCONF,
+  // for now) or the counter is exhausted (for good: exhausted() is true).
+  std::string TokenRefusal() const;
+  bool exhausted(uint64_t min) const { return std::max(next_token_, min) > kLastToken; }
   // The refusal of a grant while the state record cannot be written
   // (MISCONF …): Admit's, and what SET … FENCE replies when IssueToken
   // cannot reserve.

@@ -101,7 +101,15 @@ void Server::HandOff(const std::string& db_key, const TimeSnapshot& now) {
     uint64_t token = 0;
     if (r.fence) {
       auto t = policy_->IssueToken(now.mono, r.min);
-      if (!t) {
+      if (!t && policy_->exhausted(r.min)) {
+        // For good, as a TTL over the cap: answered with the error that a
+        // fenced SET gets, and the next waiter moves up.
+        LockWaits::Waiter w = lock_waits_.PopFront(db_key);
+        AnswerWaiter(w, store_.changes(),
+                     [&](resp::ReplySink& out) { out.Error(policy_->TokenRefusal()); });
+        continue;
+      }
+      if (!t) {  // the reservation could not be recorded: for now
         lock_waits_.RetryLater(db_key);
         return;
       }

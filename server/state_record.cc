@@ -5,6 +5,7 @@
 #include <xxhash.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <sstream>
 
@@ -104,9 +105,12 @@ std::optional<StateRecord> StateRecord::Parse(const std::string& text) {
         r.log_synced = static_cast<uint64_t>(*n);
       }
     } else if (key == "fence-reserved") {
-      auto v = ParseInt64(value);
-      ok = v && *v >= 0;
-      if (ok) r.fence_reserved = static_cast<uint64_t>(*v);
+      // Unsigned: a build before the reservation stopped at the largest
+      // token could write more; the next run then starts exhausted.
+      uint64_t v = 0;
+      auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+      ok = ec == std::errc() && end == value.data() + value.size() && !value.empty();
+      if (ok) r.fence_reserved = v;
     } else {
       ok = false;
     }

@@ -241,6 +241,28 @@ void Store::ClearSelected() {
   cur_->Clear();
 }
 
+// SWAPDB's effect, live and in replay: the two keyspaces change numbers.
+void Store::SwapKeyspaces(int a, int b) {
+  std::swap(dbs_[static_cast<size_t>(a)], dbs_[static_cast<size_t>(b)]);
+  // The expiry listeners still name the database each keyspace was created
+  // for: give them their new numbers. Fenced keys lose their tokens (see
+  // "Fencing tokens"); a replay of the SWAPDB record does the same.
+  for (int db : {a, b}) {
+    Keyspace& ks = *dbs_[static_cast<size_t>(db)];
+    ks.set_expiry_listener([this, db](std::string_view key) { OnExpired(db, key); });
+    if (a == b) break;
+    std::vector<std::string> fenced;
+    ks.ForEach([&](const Keyspace::Entry& e) {
+      if (e.token() != 0) fenced.emplace_back(e.key());
+    });
+    for (const std::string& key : fenced) {
+      const Keyspace::Entry* e = ks.Peek(key);
+      ks.Set(key, std::string(e->value()), e->deadline, /*keep_deadline=*/true, e->value_kind,
+             /*token=*/0);
+    }
+  }
+}
+
 void Store::SwapDatabases(int a, int b) {
   if (on_flush_) {
     on_flush_(a);  // (WATCH: the keys of both change, see watch.cc)
@@ -252,13 +274,7 @@ void Store::SwapDatabases(int a, int b) {
     NoteTransaction();
     log_->SwapDb(a, b);
   }
-  std::swap(dbs_[static_cast<size_t>(a)], dbs_[static_cast<size_t>(b)]);
-  // The expiry listeners still name the database each keyspace was created
-  // for: give them their new numbers.
-  for (int db : {a, b}) {
-    dbs_[static_cast<size_t>(db)]->set_expiry_listener(
-        [this, db](std::string_view key) { OnExpired(db, key); });
-  }
+  SwapKeyspaces(a, b);
   Select(selected_);
   // A watched key changes if it existed on either side (Redis's rule): what
   // it names now, too.
@@ -373,11 +389,7 @@ std::string Store::Replay(const aof::Record& r, ReplayClock& clock) {
       return {};
     case aof::Op::kSwapDb: {
       int keep = selected_;
-      std::swap(dbs_[static_cast<size_t>(r.db)], dbs_[static_cast<size_t>(r.db2)]);
-      for (int db : {static_cast<int>(r.db), static_cast<int>(r.db2)}) {
-        dbs_[static_cast<size_t>(db)]->set_expiry_listener(
-            [this, db](std::string_view key) { OnExpired(db, key); });
-      }
+      SwapKeyspaces(static_cast<int>(r.db), static_cast<int>(r.db2));
       Select(keep);
       return {};
     }

@@ -35,7 +35,10 @@
 // The token stays with the holder: a write that leaves the value as it was
 // (a renewal, SET of the same value, PEXPIRE, PERSIST) keeps it, and one
 // that stores another value — a new holder: SET, GETSET, INCR, SETRANGE… —
-// drops it unless it gives a new one. The record of a fenced key's SET is
+// drops it unless it gives a new one. A key that changes database (MOVE,
+// SWAPDB) loses its token: there it is another lock, whose last holder may
+// have had a larger one; its holder renews with FENCE for a new token. The
+// record of a fenced key's SET is
 // preceded by its `#latch-fence` annotation (log/record.h), in the log and
 // in a rewrite, so a replay gives every key its token back.
 //
@@ -279,6 +282,8 @@ class Store {
                      const TimeSnapshot& now) const;
 
  private:
+  // SWAPDB's effect, live and in replay (fenced keys lose their tokens).
+  void SwapKeyspaces(int a, int b);
   // Counts the change, tells the observer, opens a pending MULTI. Whether
   // to write a record.
   bool Note(std::string_view key);

@@ -93,13 +93,18 @@ void Move(CommandContext& ctx) {
     ctx.reply.Int(0);
     return;
   }
-  // The key goes whole: its value, lease, encoding and fencing token.
+  // The key goes with its value, lease and encoding, not its fencing token:
+  // in another database it is another lock, whose last holder may have had
+  // a larger token (see "Fencing tokens" in store.h).
   std::string value(e->value());
   const int64_t deadline = e->deadline;
   const auto kind = static_cast<ValueKind>(e->value_kind);
-  const uint64_t token = e->token();
+  // Taken there: stored, or queued for (SET … NX WAIT).
+  const int session_db = ctx.session.db;
   ctx.store.Select(*dst);
-  bool taken = ctx.store.Find(key, ctx.now) != nullptr;
+  ctx.session.db = *dst;
+  bool taken = ctx.TakenForAcquire(key);
+  ctx.session.db = session_db;
   ctx.store.Select(src);
   if (taken) {
     ctx.reply.Int(0);
@@ -110,7 +115,7 @@ void Move(CommandContext& ctx) {
   Store::Atomic atomic(ctx.store);
   ctx.store.Select(*dst);
   ctx.store.Put(key, value, deadline == kNoDeadline ? Lease::None() : Lease::Until(deadline),
-                ctx.now, kind, token);
+                ctx.now, kind, /*token=*/0);
   ctx.store.Select(src);
   ctx.store.Delete(key);
   ctx.reply.Int(1);

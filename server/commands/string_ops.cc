@@ -214,7 +214,7 @@ void MSetGeneric(CommandContext& ctx, bool nx) {
   }
   if (nx) {
     for (size_t j = 1; j < ctx.argv.size(); j += 2) {
-      if (ctx.store.Find(ctx.argv[j], ctx.now) != nullptr) {
+      if (ctx.TakenForAcquire(ctx.argv[j])) {  // (a key with waiters too)
         ctx.reply.Int(0);
         return;
       }

@@ -198,8 +198,7 @@ bool FenceToken(CommandContext& ctx, const Keyspace::Entry* old, std::string_vie
   LeasePolicy& policy = ctx.gate.policy();
   auto t = policy.IssueToken(ctx.now.mono, min);
   if (!t) {
-    ctx.reply.Error(policy.record_ok() ? "ERR the fencing token counter is exhausted"
-                                       : policy.RecordRefusal());
+    ctx.reply.Error(policy.TokenRefusal());
     return false;
   }
   *token = *t;
@@ -338,8 +337,7 @@ void SetEx(CommandContext& ctx) {
 
 void SetNx(CommandContext& ctx) {
   // (A key with WAIT clients queued goes to them first: see ApplySet.)
-  if (ctx.store.Find(ctx.argv[1], ctx.now) != nullptr ||
-      ctx.control().lock_waiters(ctx.session.db, ctx.argv[1]) > 0) {
+  if (ctx.TakenForAcquire(ctx.argv[1])) {
     ctx.reply.Int(0);
     return;
   }

@@ -43,7 +43,7 @@ void LockAllKeys(ScriptRun& s, size_t value, size_t ttl, int exists_line, int se
   for (size_t i = 1; i <= s.NumKeys(); ++i) {
     auto r = s.Call(exists_line, {"exists", s.Key(i)});
     if (!r) return;
-    if (r->type == Type::kInteger && r->integer == 1) {
+    if ((r->type == Type::kInteger && r->integer == 1) || s.Queued(i)) {
       s.reply().Int(0);
       return;
     }
@@ -229,7 +229,7 @@ void UniversalBatchAcquire(ScriptRun& s) {
   for (size_t i = 1; i <= s.NumKeys(); ++i) {
     auto r = s.Call(3, {"EXISTS", s.Key(i)});
     if (!r) return;
-    if (r->type == Type::kInteger && r->integer == 1) {
+    if ((r->type == Type::kInteger && r->integer == 1) || s.Queued(i)) {
       s.reply().Array(3);
       s.reply().Int(0);
       s.reply().Int(static_cast<int64_t>(i));
@@ -335,9 +335,9 @@ const KnownScript kScripts[] = {
     {"1b77b94aa78451d55dfa97e18819bfbfc596cb5b", kSesame, "1.4.0", "build/scripts.js",
      "ACQUIRE_SCRIPT (acquireLock)",
      "Acquires the lock on every key of KEYS at once, after a protected SELECT of database ARGV[1] "
-     "(latch has one keyspace: SELECT 0 is a no-op, any other index fails and the pcall ignores "
-     "it): if any key exists, replies 0 and changes nothing; otherwise SETs each key to ARGV[2] "
-     "with PX ARGV[3] and replies the number of keys.",
+     "(for the rest of the script; an index out of range fails and the pcall ignores it): if any "
+     "key exists, replies 0 and changes nothing; otherwise SETs each key to ARGV[2] with PX "
+     "ARGV[3] and replies the number of keys.",
      "sesamecare-redlock-1.4.0/acquire.lua", SesameAcquire},
     {"820e9778d2b6733e9ed771e4be90ae73a95a6f3b", kSesame, "1.4.0", "build/scripts.js",
      "EXTEND_SCRIPT (extendLock)",

@@ -3,8 +3,10 @@
 #include <string>
 
 #include "protocol/reply_capture.h"
+#include "server/control.h"
 #include "server/gate.h"
 #include "server/scripting/known_scripts.h"
+#include "server/session.h"
 
 namespace latch::scripting {
 
@@ -45,6 +47,11 @@ bool ScriptRun::Invoke(std::initializer_list<LuaArg> args, resp::Reply* out) {
   }
   *out = std::move(capture.reply());
   return true;
+}
+
+bool ScriptRun::Queued(size_t i) const {
+  const Str key = Key(i);
+  return key && ctx_.control().lock_waiters(ctx_.session.db, *key) > 0;
 }
 
 std::optional<resp::Reply> ScriptRun::Call(int line, std::initializer_list<LuaArg> argv) {

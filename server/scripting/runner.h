@@ -42,6 +42,12 @@ class ScriptRun {
   size_t NumKeys() const { return keys_.size(); }  // #KEYS
   size_t NumArgs() const { return args_.size(); }  // #ARGV
 
+  // Whether clients wait in KEYS[i]'s queue (SET … NX WAIT) in the script's
+  // current database. An acquire script takes a key it found absent only if
+  // nobody waits for it, as SET NX: a key released earlier in the same
+  // transaction goes to its first waiter (CommandContext::TakenForAcquire).
+  bool Queued(size_t i) const;
+
   // redis.call(...) at `line`: the command's reply. On an error the script
   // ends there: the error (with the script suffix) becomes the reply and
   // nullopt is returned; whatever the script changed before stays changed,

@@ -178,6 +178,11 @@ void ApplyToModel(Model& m, const latch::aof::Record& r, latch::TimeSnapshot now
       return;
     case Op::kSwapDb:
       std::swap(m.dbs[r.db], m.dbs[r.db2]);
+      if (r.db != r.db2) {  // keys that change database lose their tokens
+        for (auto db : {r.db, r.db2}) {
+          for (auto& kv : m.dbs[db]) kv.second.token = 0;
+        }
+      }
       return;
     case Op::kSelect:
       m.db = static_cast<int>(r.db);

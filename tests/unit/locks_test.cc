@@ -209,11 +209,28 @@ TEST_F(LocksTest, QueuesArePerDatabase) {
   EXPECT_EQ(Run({"GET", "lock"}), Bulk("B"));
 }
 
-TEST_F(LocksTest, MoveTakesTheTokenAlong) {
+TEST_F(LocksTest, MoveAndSwapdbLeaveTheTokenBehind) {
+  // In database 3 the lock had a later holder (token 2) than the key that
+  // arrives there (token 1): the arriving key must not bring the smaller
+  // token back. It has none until its holder renews with FENCE.
   EXPECT_EQ(Run({"SET", "lock", "A", "NX", "PX", "10000", "FENCE"}), Int(1));
+  EXPECT_EQ(Run({"SELECT", "3"}), kOk);
+  EXPECT_EQ(Run({"SET", "lock", "B", "NX", "PX", "10000", "FENCE"}), Int(2));
+  EXPECT_EQ(Run({"DEL", "lock"}), Int(1));
+  EXPECT_EQ(Run({"SELECT", "0"}), kOk);
   EXPECT_EQ(Run({"MOVE", "lock", "3"}), Int(1));
   EXPECT_EQ(Run({"SELECT", "3"}), kOk);
-  EXPECT_EQ(Run({"FENCE", "lock"}), Int(1));
+  EXPECT_EQ(Run({"FENCE", "lock"}), kNull);
+  EXPECT_EQ(Pttl("lock"), 10000);
+  EXPECT_EQ(Run({"SET", "lock", "A", "IFEQ", "A", "KEEPTTL", "FENCE"}), Int(3));
+  // SWAPDB: every fenced key of both databases.
+  EXPECT_EQ(Run({"SET", "other", "C", "NX", "PX", "10000", "FENCE"}), Int(4));
+  EXPECT_EQ(Run({"SWAPDB", "3", "0"}), kOk);
+  EXPECT_EQ(Run({"FENCE", "lock"}), kNull);
+  EXPECT_EQ(Run({"SELECT", "0"}), kOk);
+  EXPECT_EQ(Run({"FENCE", "lock"}), kNull);
+  EXPECT_EQ(Run({"FENCE", "other"}), kNull);
+  EXPECT_EQ(Run({"GET", "other"}), Bulk("C"));
   EXPECT_EQ(Pttl("lock"), 10000);
 }
 
