@@ -101,10 +101,18 @@ namespace {
 std::string UnknownCommandText(std::span<const std::string_view> argv) {
   std::string args;
   for (size_t i = 1; i < argv.size() && args.size() < 128; ++i) {
-    args += "'" + std::string(UpToNul(argv[i]).substr(0, 128 - args.size())) + "' ";
+    // (Appended piece by piece: GCC 12 warns, wrongly, on "literal" +
+    // std::string&& at -O3, its bug 105329.)
+    const size_t room = 128 - args.size();
+    args += '\'';
+    args += UpToNul(argv[i]).substr(0, room);
+    args += "' ";
   }
-  return "ERR unknown command '" + std::string(UpToNul(argv[0]).substr(0, 128)) +
-         "', with args beginning with: " + args;
+  std::string text = "ERR unknown command '";
+  text += UpToNul(argv[0]).substr(0, 128);
+  text += "', with args beginning with: ";
+  text += args;
+  return text;
 }
 
 }  // namespace

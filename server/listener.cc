@@ -38,7 +38,11 @@ std::string FormatAddr(const sockaddr_storage& sa) {
     const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&sa);
     uv_ip6_name(in6, ip, sizeof(ip));
     port = ntohs(in6->sin6_port);
-    return "[" + std::string(ip) + "]:" + std::to_string(port);
+    std::string text = "[";  // (not "[" + std::string: GCC 12's bug 105329)
+    text += ip;
+    text += "]:";
+    text += std::to_string(port);
+    return text;
   }
   return "?:0";
 }
