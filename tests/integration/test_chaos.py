@@ -122,6 +122,13 @@ def test_without_quarantine_amnesia_breaks_mutual_exclusion(tmp_path):
     n = int(re.fullmatch(r"violations: (\d+)", out.splitlines()[-1]).group(1))
     assert n >= 1
     assert len(re.findall(r"^violation \d+: worker \d+ held the lock", out, re.M)) == n
+    # Each is put down to the nodes that granted both locks, every one of
+    # them restarted into never since the first grant (the workers record
+    # which nodes granted each hold).
+    assert len(re.findall(r"granted by both: nodes? \d+(,\d+)*, each restarted into quarantine "
+                          r"never since the first grant$", out, re.M)) == n, out
+    assert re.search(r"^violations explained by quarantine never .*: %d; others: 0$" % n, out,
+                     re.M), out
     assert "restart quarantines: 0" in out
     # appendfsync no loses writes at a power loss, as allowed; none otherwise.
     assert re.search(r"^acknowledged writes lost: 0 \(allowed: [1-9]\d*\)$", out, re.M), out

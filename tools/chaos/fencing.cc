@@ -32,7 +32,8 @@ std::vector<TokenInversion> FindTokenInversions(const std::vector<Hold>& holds) 
   return out;
 }
 
-void PrintTokenOrder(const std::vector<TokenInversion>& inversions, Clock::time_point t0) {
+void PrintTokenOrder(const std::vector<Hold>& holds, const std::vector<TokenInversion>& inversions,
+                     Clock::time_point t0) {
   int k = 0;
   for (const TokenInversion& v : inversions) {
     std::printf(
@@ -42,6 +43,9 @@ void PrintTokenOrder(const std::vector<TokenInversion>& inversions, Clock::time_
         static_cast<unsigned long long>(v.later->token), v.earlier->worker,
         static_cast<unsigned long long>(v.earlier->token), Secs(v.earlier->token_at - t0));
   }
+  const size_t fenced = static_cast<size_t>(
+      std::count_if(holds.begin(), holds.end(), [](const Hold& h) { return h.token != 0; }));
+  std::printf("fenced holds: %zu of %zu\n", fenced, holds.size());
   std::printf("token order violations: %zu\n", inversions.size());
 }
 

@@ -31,6 +31,10 @@ std::vector<TokenInversion> FindTokenInversions(const std::vector<Hold>& holds);
 
 // The report's lines: "token order violations: N", then one per inversion
 // (times from t0).
-void PrintTokenOrder(const std::vector<TokenInversion>& inversions, Clock::time_point t0);
+// Also counts the holds that carried a token: with --fence every hold must
+// (a grant without one is not a success), so "fenced holds: N of M" with N
+// below M means the check saw less than the run did.
+void PrintTokenOrder(const std::vector<Hold>& holds, const std::vector<TokenInversion>& inversions,
+                     Clock::time_point t0);
 
 }  // namespace latch::chaos

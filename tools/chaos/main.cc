@@ -213,7 +213,7 @@ int RunChaos(const Options& o, const std::vector<Fault>& schedule,
   size_t inversions = 0;
   if (o.fence) {
     std::vector<TokenInversion> found = FindTokenInversions(run.holds);
-    PrintTokenOrder(found, run.t0);
+    PrintTokenOrder(run.holds, found, run.t0);
     inversions = found.size();
   }
   std::printf("violations: %zu\n", run.violations.size());
