@@ -107,8 +107,10 @@ void Worker(Shared& sh, int id) {
     h.worker = id;
     h.granted = Clock::now();
     h.grants = lock.grants();
-#include <string>
-#include <string_view>
+    h.granted_by = granted_by;
+    h.token = lock.fence_token();
+    h.requested = lock.requested_at();
+    h.token_at = lock.acquired_at();
     sh.grants.Notify();
 
     int64_t roll = Uniform(rng, 0, 99);
