@@ -9,6 +9,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "common/json_string.h"
 #include "server/clock.h"
 #include "server/log.h"
 #include "server/store.h"
@@ -30,25 +31,6 @@ std::string RealUnixMs() {
 }
 
 }  // namespace
-
-void AppendJsonString(std::string& out, std::string_view s) {
-  static const char* kHex = "0123456789abcdef";
-  out += '"';
-  for (char ch : s) {
-    auto c = static_cast<unsigned char>(ch);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (c < 0x20 || c >= 0x7f) {
-      out += "\\u00";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    } else {
-      out += ch;
-    }
-  }
-  out += '"';
-}
 
 History::History(std::string path, std::string node, const Clock& clock)
     : path_(std::move(path)), node_(std::move(node)), clock_(clock) {}

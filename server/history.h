@@ -65,8 +65,4 @@ class History {
   bool error_logged_ = false;
 };
 
-// `s` as a JSON string, quotes included (bytes outside printable ASCII as
-// \u00XX).
-void AppendJsonString(std::string& out, std::string_view s);
-
 }  // namespace latch

@@ -22,11 +22,7 @@
 // (the releaser's clock reading before it sends the release, to the next
 // holder's reading once its grant arrived: one clock, one process), requests
 // per handoff, and Jain's fairness index over each client's turns.
-#include <arpa/inet.h>
 #include <getopt.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -43,7 +39,7 @@
 #include <vector>
 
 #include "protocol/reply_parser.h"
-#include "protocol/request_writer.h"
+#include "tools/launch/client.h"
 
 namespace {
 
@@ -55,52 +51,19 @@ constexpr const char* kUnlockLua =
     "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else "
     "return 0 end";
 
+// A blocking client whose error replies end the run: the benchmark only
+// sends requests that cannot fail.
 class Client {
  public:
-  explicit Client(int port) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd_ < 0 || ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-      throw std::runtime_error("cannot connect to port " + std::to_string(port));
-    }
-    int one = 1;
-    ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  }
-  ~Client() { ::close(fd_); }
-  Client(const Client&) = delete;
-  Client& operator=(const Client&) = delete;
-
+  explicit Client(int port) : c_("127.0.0.1", port) {}
   Reply Call(std::initializer_list<std::string_view> args) {
-    std::string out;
-    latch::resp::AppendRequest(out, args);
-    for (size_t off = 0; off < out.size();) {
-      ssize_t n = ::send(fd_, out.data() + off, out.size() - off, MSG_NOSIGNAL);
-      if (n <= 0) throw std::runtime_error("send failed");
-      off += static_cast<size_t>(n);
-    }
-    while (true) {
-      Reply r;
-      size_t used = 0;
-      auto st = latch::resp::ParseReply(buf_, &r, &used);
-      if (st == latch::resp::ReplyStatus::kOk) {
-        buf_.erase(0, used);
-        if (r.is_error()) throw std::runtime_error("error reply: " + r.str);
-        return r;
-      }
-      if (st == latch::resp::ReplyStatus::kMalformed) throw std::runtime_error("bad reply");
-      char chunk[4096];
-      ssize_t n = ::recv(fd_, chunk, sizeof(chunk), 0);
-      if (n <= 0) throw std::runtime_error("connection closed");
-      buf_.append(chunk, static_cast<size_t>(n));
-    }
+    Reply r = c_.Call(args);
+    if (r.is_error()) throw std::runtime_error("error reply: " + r.str);
+    return r;
   }
 
  private:
-  int fd_;
-  std::string buf_;
+  latch::launch::Client c_;
 };
 
 struct Options {

@@ -25,13 +25,8 @@
 //
 // Exit status: 0 when every verdict came out as the story says it must
 // (the broken steps broken, the fixes holding), 1 otherwise, 2 on error.
-#include <arpa/inet.h>
 #include <getopt.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -50,7 +45,7 @@
 #include <vector>
 
 #include "protocol/reply_parser.h"
-#include "protocol/request_writer.h"
+#include "tools/launch/client.h"
 #include "tools/launch/server_process.h"
 
 namespace {
@@ -60,60 +55,8 @@ using latch::resp::Reply;
 
 // ---------------------------------------------------------------- a client
 
-// A minimal blocking client: one request, one reply.
-class Client {
- public:
-  Client(const std::string& host, int port) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(port));
-    if (inet_pton_ipv4(host, &addr.sin_addr) != 1 ||
-        ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-      ::close(fd_);
-      throw std::runtime_error("cannot connect to " + host + ":" + std::to_string(port));
-    }
-    int one = 1;
-    ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  }
-  ~Client() { ::close(fd_); }
-  Client(const Client&) = delete;
-  Client& operator=(const Client&) = delete;
-
-  Reply Call(std::vector<std::string> args) {
-    std::string out;
-    latch::resp::AppendRequest(out, std::span<const std::string>(args));
-    for (size_t off = 0; off < out.size();) {
-      ssize_t n = ::send(fd_, out.data() + off, out.size() - off, MSG_NOSIGNAL);
-      if (n <= 0) throw std::runtime_error("connection lost");
-      off += static_cast<size_t>(n);
-    }
-    while (true) {
-      Reply r;
-      size_t used = 0;
-      auto st = latch::resp::ParseReply(buf_, &r, &used);
-      if (st == latch::resp::ReplyStatus::kOk) {
-        buf_.erase(0, used);
-        return r;
-      }
-      if (st == latch::resp::ReplyStatus::kMalformed) throw std::runtime_error("bad reply");
-      pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, 5000) <= 0) throw std::runtime_error("no reply within 5 s");
-      char chunk[4096];
-      ssize_t n = ::recv(fd_, chunk, sizeof(chunk), 0);
-      if (n <= 0) throw std::runtime_error("connection closed");
-      buf_.append(chunk, static_cast<size_t>(n));
-    }
-  }
-
- private:
-  static int inet_pton_ipv4(const std::string& host, in_addr* out) {
-    std::string h = host == "localhost" ? "127.0.0.1" : host;
-    return ::inet_pton(AF_INET, h.c_str(), out);
-  }
-  int fd_;
-  std::string buf_;
-};
+// latch::launch::Client (tools/launch/client.h): one request, then its reply.
+using latch::launch::Client;
 
 // ---------------------------------------------------------------- servers
 

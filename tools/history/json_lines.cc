@@ -191,25 +191,6 @@ std::optional<JsonObject> ParseJsonObject(std::string_view line, std::string* er
   return Parser(line).Object(error);
 }
 
-void AppendJsonString(std::string& out, std::string_view s) {
-  static const char* kHex = "0123456789abcdef";
-  out += '"';
-  for (char ch : s) {
-    auto c = static_cast<unsigned char>(ch);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (c < 0x20 || c >= 0x7f) {
-      out += "\\u00";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    } else {
-      out += ch;
-    }
-  }
-  out += '"';
-}
-
 std::string GetString(const JsonObject& o, std::string_view name, std::string fallback) {
   auto it = o.find(name);
   if (it == o.end()) return fallback;

@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/json_string.h"
+
 namespace latch::history {
 
 struct JsonValue {
@@ -25,9 +27,9 @@ using JsonObject = std::map<std::string, JsonValue, std::less<>>;
 // is not one.
 std::optional<JsonObject> ParseJsonObject(std::string_view line, std::string* error);
 
-// `s` as a JSON string, quotes included; bytes outside printable ASCII as
-// \u00XX (the server's history writes the same).
-void AppendJsonString(std::string& out, std::string_view s);
+// `s` as a JSON string, quotes included (common/json_string.h: the server's
+// history writes with the same function).
+using ::latch::AppendJsonString;
 
 // Accessors that tolerate a missing or differently typed field.
 std::string GetString(const JsonObject& o, std::string_view name, std::string fallback = "");
