@@ -98,3 +98,19 @@ def wait_until(predicate, timeout, interval=0.02):
             return True
         time.sleep(interval)
     return bool(predicate())
+
+
+def fencing_node(path, *args):
+    """A started node for the fencing-token tests: a log, debug commands, and
+    quarantine never (these tests are about the counter, and a restart that
+    may have lost locks would otherwise refuse grants for a while)."""
+    return Node(str(path), "--appendonly", "yes", "--quarantine", "never",
+                "--enable-debug-command", "yes", *args).start()
+
+
+def fenced_grant(n, key, value, *extra):
+    """SET key value NX PX 60000 FENCE [extra] on node n: the token it got."""
+    with n.conn() as c:
+        r = c.cmd("SET", key, value, "NX", "PX", "60000", "FENCE", *extra)
+    assert isinstance(r, int) and r > 0, r
+    return r

@@ -14,18 +14,8 @@ import latchtest as lt
 REDLOCK = lambda: os.path.join(lt.build_dir(), "tools", "latch-redlock")
 
 
-def node(tmp_path, *args):
-    # Quarantine never: these tests are about the counter, and a restart
-    # that may have lost locks would otherwise refuse grants for a while.
-    return durable.Node(str(tmp_path), "--appendonly", "yes", "--quarantine", "never",
-                        "--enable-debug-command", "yes", *args).start()
-
-
-def grant(n, key, value, *extra):
-    with n.conn() as c:
-        r = c.cmd("SET", key, value, "NX", "PX", "60000", "FENCE", *extra)
-    assert isinstance(r, int) and r > 0, r
-    return r
+node = durable.fencing_node
+grant = durable.fenced_grant
 
 
 def test_tokens_grow_through_kill9_and_a_replayed_key_keeps_its_token(tmp_path):

@@ -11,16 +11,8 @@ import latchtest as lt
 INT64_MAX = 2 ** 63 - 1
 
 
-def node(tmp_path, *args):
-    return durable.Node(str(tmp_path), "--appendonly", "yes", "--quarantine", "never",
-                        "--enable-debug-command", "yes", *args).start()
-
-
-def grant(n, key, value, *extra):
-    with n.conn() as c:
-        r = c.cmd("SET", key, value, "NX", "PX", "60000", "FENCE", *extra)
-    assert isinstance(r, int) and r > 0, r
-    return r
+node = durable.fencing_node
+grant = durable.fenced_grant
 
 
 def test_redteam_fence_min_near_int64_max_resets_the_counter_on_restart(tmp_path):
