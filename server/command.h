@@ -12,14 +12,16 @@
 //    was already checked by the gate);
 //  - reads and changes data only through ctx.store, whose mutators also
 //    write the log record (so a handler cannot forget the record);
-//  - before any write that would grant, re-grant or extend a lease, asks
-//    ctx.AdmitGrant(deadline) and stops if it says no (the reply is written);
+//  - gives a key to a holder through ctx.grants.Grant (grant.h), and before
+//    any other write that would re-grant or extend a lease asks
+//    ctx.AdmitGrant(deadline), stopping if it says no (the reply is written);
 //  - writes exactly one reply to ctx.reply (a command that parks the client,
 //    WAITAOF, writes it later through the server);
 //  - uses ctx.now for every time it needs (one reading of both clocks per
 //    request: a deadline and the TTL logged for it agree).
 // Administrative commands (CONFIG, INFO, CLIENT, SHUTDOWN…) also use
-// ctx.control(), a small interface to the server around the loop.
+// ctx.control(), a small interface to the server around the loop; data
+// commands never do.
 #pragma once
 
 #include <cstdint>
@@ -33,10 +35,13 @@
 
 namespace latch {
 
-class Gate;
+class Grants;
+class Parking;
 class ServerControl;
 class Session;
 class Store;
+struct Config;
+struct Stats;
 
 // Flags. The first group is what Redis reports in COMMAND INFO; the second
 // is latch's own and drives the gate.
@@ -81,8 +86,47 @@ struct ArgDoc {
 
 struct CommandSpec;
 
-// Everything a handler may use while it runs.
+// Runs a command on behalf of another through the gate (gate.h): EXEC's
+// queue, a script's redis.call. The Gate implements it; a handler reaches it
+// only through CommandContext::Call.
+class CommandRunner {
+ public:
+  enum class Origin { kClient, kExec, kScript, kScriptReadOnly };
+  struct Result {
+    const CommandSpec* cmd = nullptr;  // nullptr: refused before it was found
+    bool ran = false;                  // the handler ran (or the command was queued)
+    bool lease_refused = false;        // the grant operation refused a lease
+  };
+  virtual Result Execute(Session& session, std::span<const std::string_view> argv,
+                         const TimeSnapshot& now, resp::ReplySink& reply,
+                         Origin origin = Origin::kClient) = 0;
+
+ protected:
+  ~CommandRunner() = default;
+};
+
+// Everything a handler may use while it runs. A data command needs nothing
+// else: its arguments, the session, the Store, the clocks, the reply, the
+// grant operation for any write that grants or extends a lease, the
+// statistics it counts and the settings it reads.
 struct CommandContext {
+  CommandContext(std::span<const std::string_view> argv_, Session& session_, Store& store_,
+                 resp::ReplySink& reply_, const TimeSnapshot& now_, const CommandSpec& cmd_,
+                 Grants& grants_, Stats& stats_, const Config& config_, CommandRunner& runner,
+                 Parking& parking, ServerControl& control)
+      : argv(argv_),
+        session(session_),
+        store(store_),
+        reply(reply_),
+        now(now_),
+        cmd(cmd_),
+        grants(grants_),
+        stats(stats_),
+        config(config_),
+        runner_(runner),
+        parking_(parking),
+        control_(control) {}
+
   std::span<const std::string_view> argv;
   Session& session;
   Store& store;
@@ -90,24 +134,36 @@ struct CommandContext {
   // One reading of both clocks for the whole request.
   const TimeSnapshot now;
   const CommandSpec& cmd;
-  Gate& gate;
+  // The grant operation (grant.h).
+  Grants& grants;
+  // INFO's counters (keyspace hits and misses…).
+  Stats& stats;
+  const Config& config;
 
-  // The lease policy's admission of a write that grants, re-grants or
-  // extends a lease ending at `deadline` (kNoDeadline: a key without one).
-  // False after replying with the refusal (QUARANTINE, MISCONF).
+  // Grants::Admit for a write that grants, re-grants or extends a lease
+  // ending at `deadline` (kNoDeadline: a key without one). False after
+  // replying with the refusal (QUARANTINE, MISCONF).
   bool AdmitGrant(int64_t deadline);
   // max-lock-ttl. False after replying with the error.
   bool CheckTtl(int64_t ttl_ms);
   // Whether a write that takes `key` only when it is absent (SET NX, SETNX,
   // MSETNX, MOVE's destination, the acquire scripts' EXISTS) must find it
-  // taken: it is stored, or clients wait in its queue (SET … NX WAIT) — a
-  // released key goes to the first waiter, even in the instant between its
-  // release inside a transaction and the handoff once the command is over.
+  // taken (Grants::Free): stored, or waited for.
   bool TakenForAcquire(std::string_view key);
-  // The server around the loop, for administrative commands.
-  ServerControl& control();
-  // Whether the command may park the client (WAITAOF): only a client's own
-  // request may, not one queued in MULTI or called by a script.
+  // Replies with a refused grant's error and notes it for the gate (a
+  // script stops at a refused lease, as the command sent alone would).
+  void ReplyRefusal(const std::string& text);
+  // Runs `args` through the gate on behalf of this command (EXEC's queue, a
+  // script's redis.call), replying to `out`.
+  CommandRunner::Result Call(std::span<const std::string_view> args, resp::ReplySink& out,
+                             CommandRunner::Origin origin);
+  // Parks the client: SET … NX WAIT, WAITAOF (server/parking.h).
+  Parking& parking() { return parking_; }
+  // The server around the loop, for administrative commands only (CONFIG,
+  // INFO, CLIENT, SHUTDOWN…): a data command never needs it.
+  ServerControl& control() { return control_; }
+  // Whether the command may park the client (WAITAOF, SET … WAIT): only a
+  // client's own request may, not one queued in MULTI or called by a script.
   bool may_block = false;
   // Arguments to show as "(redacted)" in the slow log (AUTH's password…):
   // bit i for argv[i].
@@ -118,6 +174,13 @@ struct CommandContext {
   // The command's full name in lower case ("set", "config|get"), for error
   // texts that name it.
   const std::string& name() const;
+  // Whether the grant operation refused a lease during this command.
+  bool lease_refused = false;
+
+ private:
+  CommandRunner& runner_;
+  Parking& parking_;
+  ServerControl& control_;
 };
 
 using CommandHandler = void (*)(CommandContext&);

@@ -1,9 +1,10 @@
 // What administrative commands may ask of the server around the loop.
 //
 // Data commands need only their CommandContext (arguments, session, Store,
-// clocks, reply). CONFIG, INFO, CLIENT, MONITOR, WATCH, SHUTDOWN,
-// BGREWRITEAOF and DEBUG also reach this small interface: the server
-// implements it, and the unit tests' in-process server too.
+// clocks, reply, the grant operation, statistics, settings). CONFIG, INFO,
+// CLIENT, MONITOR, WATCH, SHUTDOWN, BGREWRITEAOF, WAITAOF and DEBUG also
+// reach this interface: the server implements it, and the unit tests'
+// in-process server too.
 #pragma once
 
 #include <functional>
@@ -14,7 +15,6 @@
 #include "server/clock.h"
 #include "server/config.h"
 #include "server/stats.h"
-#include "server/waiters.h"
 
 namespace latch {
 
@@ -72,7 +72,7 @@ class ServerControl {
   };
   virtual MemoryFigures memory() = 0;
 
-  // ---- WAIT / WAITAOF
+  // ---- WAITAOF
   // The log's durability: whether there is a log (appendonly yes), and the
   // offset in its byte stream up to which everything is fsynced (the
   // sessions' last_write_offset are offsets in the same stream).
@@ -81,21 +81,6 @@ class ServerControl {
     uint64_t fsynced_end = 0;
   };
   virtual LogDurability log_durability() const = 0;
-  // WAITAOF that cannot be answered yet: parks `s` (it reads no further
-  // request) until the log has fsynced s.last_write_offset (when `local`)
-  // and `numreplicas` replicas acknowledged it (never: latch has none), or
-  // until `deadline` (boot-clock ms; 0: none). Then the server replies
-  // [local fsync done, 0] and the session goes on.
-  virtual void ParkForFsync(Session& s, bool local, int64_t numreplicas, int64_t deadline) = 0;
-
-  // ---- lock waits (SET … NX WAIT, LOCKINFO; server/waiters.h)
-  // Parks `s` at the tail of the queue of `key` in its database: it reads no further request
-  // until the key is granted to it (the reply is OK, or its fencing token
-  // with FENCE), its timeout passes (nil) or it disconnects.
-  virtual void ParkForLock(Session& s, std::string_view key, LockWaitRequest request) = 0;
-  // How many clients wait for `key` in database `db` (a key with waiters is not free for a
-  // SET NX from outside the queue, even in the instant it is absent).
-  virtual size_t lock_waiters(int db, std::string_view key) const = 0;
 };
 
 }  // namespace latch

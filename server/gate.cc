@@ -9,8 +9,8 @@
 #include "protocol/text.h"
 #include "server/config.h"
 #include "server/control.h"
+#include "server/grant.h"
 #include "server/latency.h"
-#include "server/lease_policy.h"
 #include "server/log.h"
 #include "server/session.h"
 #include "server/slowlog.h"
@@ -20,32 +20,37 @@
 namespace latch {
 
 bool CommandContext::AdmitGrant(int64_t deadline) {
-  return gate.AdmitGrant(*this, deadline);
+  if (auto refusal = grants.Admit(deadline, now.mono)) {
+    ReplyRefusal(*refusal);
+    return false;
+  }
+  return true;
 }
 
 bool CommandContext::CheckTtl(int64_t ttl_ms) {
-  return gate.CheckTtl(*this, ttl_ms);
+  if (auto err = grants.CheckTtl(ttl_ms)) {
+    reply.Error(*err);
+    return false;
+  }
+  return true;
 }
 
 bool CommandContext::TakenForAcquire(std::string_view key) {
-  return store.Find(key, now) != nullptr || gate.control().lock_waiters(session.db, key) > 0;
+  return !grants.Free(session.db, key, now);
 }
 
-ServerControl& CommandContext::control() {
-  return gate.control();
+void CommandContext::ReplyRefusal(const std::string& text) {
+  reply.Error(text);
+  lease_refused = true;
+}
+
+CommandRunner::Result CommandContext::Call(std::span<const std::string_view> args,
+                                           resp::ReplySink& out, CommandRunner::Origin origin) {
+  return runner_.Execute(session, args, now, out, origin);
 }
 
 const std::string& CommandContext::name() const {
   return cmd.fullname;
-}
-
-bool Gate::AdmitGrant(CommandContext& ctx, int64_t deadline) {
-  if (auto refusal = policy_.Admit(deadline, ctx.now.mono)) {
-    ctx.reply.Error(*refusal);
-    lease_refused_ = true;
-    return false;
-  }
-  return true;
 }
 
 void Gate::Configure(const Config& config) {
@@ -85,14 +90,6 @@ void Gate::Account(const CommandContext& ctx, bool failed, int64_t duration_us, 
   if (latency_threshold_ms_ > 0 && ms >= latency_threshold_ms_) {
     latency_->Add(cmd.has(kCmdFast) ? "fast-command" : "command", ms, now_s);
   }
-}
-
-bool Gate::CheckTtl(CommandContext& ctx, int64_t ttl_ms) {
-  if (auto err = policy_.CheckTtl(ttl_ms)) {
-    ctx.reply.Error(*err);
-    return false;
-  }
-  return true;
 }
 
 namespace {
@@ -200,7 +197,6 @@ Gate::Result Gate::Execute(Session& session, std::span<const std::string_view> a
   }
 
   // 8. The handler.
-  lease_refused_ = false;
   size_t mark = reply.Mark();
   uint64_t errors_before = reply.errors();
   // Errors written by commands this one runs through the gate (EXEC's
@@ -208,7 +204,8 @@ Gate::Result Gate::Execute(Session& session, std::span<const std::string_view> a
   uint64_t outer_nested = std::exchange(nested_errors_, 0);
   // The handler reads and writes the session's database.
   store_.Select(session.db);
-  CommandContext ctx{argv, session, store_, reply, now, *cmd, *this};
+  CommandContext ctx(argv, session, store_, reply, now, *cmd, grants_, *stats_, control_.config(),
+                     *this, parking_, control_);
   ctx.may_block = origin == Origin::kClient;
   if (!from_script) session.last_command = &cmd->fullname;
   const int64_t start_us = mark_us_;
@@ -240,7 +237,7 @@ Gate::Result Gate::Execute(Session& session, std::span<const std::string_view> a
     mark_us_ = end_us;
   }
   result.ran = true;
-  result.lease_refused = lease_refused_;
+  result.lease_refused = ctx.lease_refused;
   uint64_t written = reply.errors() - errors_before;
   bool own_error = written > nested_errors_;
   // (A script's calls write to a sink of their own, not to this reply.)

@@ -13,9 +13,9 @@
 //      through the gate again);
 //   7. for scripts: a write from a read-only script (EVAL_RO) is refused;
 //   8. the handler runs. A write that would grant, re-grant or extend a
-//      lease asks AdmitGrant() first, which asks the lease policy
-//      (lease_policy.h): the restart quarantine, a failed state record, and
-//      the lease horizon live there, and are consulted from here only.
+//      lease goes through the grant operation (grant.h), the one caller of
+//      the lease policy (the restart quarantine, a failed state record, the
+//      lease horizon, max-lock-ttl).
 // Then the statistics (per command: calls, time, rejections, failures), the
 // slow log and the latency monitor, and the MONITOR feed.
 //
@@ -43,8 +43,9 @@ namespace latch {
 struct Config;
 
 class Clock;
+class Grants;
 class LatencyMonitor;
-class LeasePolicy;
+class Parking;
 class ServerControl;
 class Session;
 class Slowlog;
@@ -54,25 +55,21 @@ namespace aof {
 class Writer;
 }
 
-class Gate {
+class Gate final : public CommandRunner {
  public:
-  enum class Origin { kClient, kExec, kScript, kScriptReadOnly };
-
-  struct Result {
-    const CommandSpec* cmd = nullptr;  // nullptr: refused before it was found
-    bool ran = false;                  // the handler ran (or the command was queued)
-    bool lease_refused = false;        // AdmitGrant said no
-  };
+  using Origin = CommandRunner::Origin;
+  using Result = CommandRunner::Result;
 
   // Told about every command a client (or EXEC) ran: the MONITOR feed.
   using ExecutedHook =
       std::function<void(const Session&, std::span<const std::string_view>, const CommandSpec&)>;
 
-  Gate(const CommandRegistry& registry, Store& store, LeasePolicy& policy, ServerControl& control)
-      : registry_(registry), store_(store), policy_(policy), control_(control) {}
+  Gate(const CommandRegistry& registry, Store& store, Grants& grants, Parking& parking,
+       ServerControl& control)
+      : registry_(registry), store_(store), grants_(grants), parking_(parking), control_(control) {}
 
   Result Execute(Session& session, std::span<const std::string_view> argv, const TimeSnapshot& now,
-                 resp::ReplySink& reply, Origin origin = Origin::kClient);
+                 resp::ReplySink& reply, Origin origin = Origin::kClient) override;
 
   // The server's state the checks need.
   void set_loading(bool loading) { loading_ = loading; }
@@ -88,21 +85,15 @@ class Gate {
   // The latest reading of the boot clock in µs (see Timing above).
   void set_clock_mark_us(int64_t us) { mark_us_ = us; }
 
-  // For CommandContext.
-  bool AdmitGrant(CommandContext& ctx, int64_t deadline);
-  bool CheckTtl(CommandContext& ctx, int64_t ttl_ms);
-  ServerControl& control() { return control_; }
-  LeasePolicy& policy() { return policy_; }
-
  private:
   const CommandRegistry& registry_;
   Store& store_;
-  LeasePolicy& policy_;
+  Grants& grants_;
+  Parking& parking_;
   ServerControl& control_;
   const aof::Writer* log_ = nullptr;
   bool loading_ = false;
   ExecutedHook on_executed_;
-  bool lease_refused_ = false;
   uint64_t nested_errors_ = 0;
 
   // After a command ran for `duration_us`: its statistics, the slow log, the

@@ -1,6 +1,8 @@
 // The lease policy: every rule about when latch may grant a lock, in one
-// place. The Execute gate (gate.h) asks it before any write that would grant,
-// re-grant or extend a lease; nothing else does.
+// place. The grant operation (grant.h) asks it before any write that would
+// grant, re-grant or extend a lease, and is the only one that does; the
+// server drives its life (start-up, cron, configuration changes, the log's
+// events, shutdown).
 //
 // Why. RedLock counts a lock as held when a majority of nodes granted it. A
 // node that crashes, forgets a lock it granted and comes back at once lets a

@@ -5,7 +5,7 @@
 // ServeLockWaits after every command that changed a key with waiters, so the
 // first waiter is granted before any other request is read — a competing
 // SET NX that arrives later finds the key held. The grant is a write like
-// any other: the lease policy admits it (AdmitGrant's rules: the restart
+// any other: the grant operation (grant.h) admits it (the restart
 // quarantine, the lease horizon, max-lock-ttl), the Store applies it and
 // logs it, the TTL counts from this moment, and the reply (OK, or the
 // fencing token) is held until the log has the record, as any reply is.
@@ -32,11 +32,6 @@ void Server::ParkForLock(Session& s, std::string_view key, LockWaitRequest reque
   // The key is held (that is why it waits): once the command is over,
   // ServeLockWaits (from Dispatch) looks at it again and watches its lease.
   lock_waits_.Touched(db_key);
-}
-
-size_t Server::lock_waiters(int db, std::string_view key) const {
-  if (lock_waits_.empty()) return 0;  // the common case: SET NX pays no hashing
-  return lock_waits_.waiters(DbKey(db, key));
 }
 
 void Server::ServeLockWaits() {
@@ -80,50 +75,35 @@ void Server::HandOff(const std::string& db_key, const TimeSnapshot& now) {
       lock_waits_.RetryLater(db_key);
       return;
     }
-    // max-lock-ttl may have been lowered since the client parked: then this
-    // request can never be granted, and it is answered with the error.
-    if (r.ttl_ms > 0) {
-      if (auto err = policy_->CheckTtl(r.ttl_ms)) {
-        LockWaits::Waiter w = lock_waits_.PopFront(db_key);
-        AnswerWaiter(w, store_.changes(), [&](resp::ReplySink& out) { out.Error(*err); });
-        continue;
-      }
-    }
-    const int64_t deadline = r.ttl_ms > 0 ? now.mono + r.ttl_ms : kNoDeadline;
-    // The lease policy decides as for any grant. A refusal for now (the
+    // The grant operation decides as for any SET NX. A refusal for now (the
     // restart quarantine, a state record that cannot be written) keeps the
     // waiter first in line: the cron tries again at every tick, and the
-    // waiter's own timeout still ends the wait.
-    if (policy_->Admit(deadline, now.mono)) {
+    // waiter's own timeout still ends the wait. A refusal for good (a TTL
+    // over a max-lock-ttl lowered since the client parked, an exhausted
+    // token counter) answers the waiter with the error, and the next one
+    // moves up.
+    const int64_t deadline = r.ttl_ms > 0 ? now.mono + r.ttl_ms : kNoDeadline;
+    Grants::Request g;
+    g.key = key;
+    g.value = r.value;
+    g.lease = deadline == kNoDeadline ? Lease::None() : Lease::Until(deadline);
+    g.fence = r.fence;
+    g.min = r.min;
+    const uint64_t changes_before = store_.changes();
+    Grants::Result result = grants_.Grant(g, now, /*check_ttl=*/true);
+    if (result.outcome == Grants::Result::kRefused) {
       lock_waits_.RetryLater(db_key);
       return;
     }
-    uint64_t token = 0;
-    if (r.fence) {
-      auto t = policy_->IssueToken(now.mono, r.min);
-      if (!t && policy_->exhausted(r.min)) {
-        // For good, as a TTL over the cap: answered with the error that a
-        // fenced SET gets, and the next waiter moves up.
-        LockWaits::Waiter w = lock_waits_.PopFront(db_key);
-        AnswerWaiter(w, store_.changes(),
-                     [&](resp::ReplySink& out) { out.Error(policy_->TokenRefusal()); });
-        continue;
-      }
-      if (!t) {  // the reservation could not be recorded: for now
-        lock_waits_.RetryLater(db_key);
-        return;
-      }
-      token = *t;
-    }
     LockWaits::Waiter w = lock_waits_.PopFront(db_key);
-    const uint64_t changes_before = store_.changes();
-    store_.Put(key, w.request.value,
-               deadline == kNoDeadline ? Lease::None() : Lease::Until(deadline), now,
-               ValueKind::kAsSet, token);
+    if (!result.granted()) {
+      AnswerWaiter(w, changes_before, [&](resp::ReplySink& out) { out.Error(result.refusal); });
+      continue;
+    }
     lock_waits_.CountHandoff();
     AnswerWaiter(w, changes_before, [&](resp::ReplySink& out) {
       if (w.request.fence) {
-        out.Int(static_cast<int64_t>(token));
+        out.Int(static_cast<int64_t>(result.token));
       } else {
         out.Ok();
       }

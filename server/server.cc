@@ -57,7 +57,8 @@ Server::Server(Config config, std::unique_ptr<Clock> clock)
       bio_(std::make_unique<BackgroundIo>()),
       policy_(
           std::make_unique<LeasePolicy>(config_, *bio_, clock_->Id(), commands_.ReleaseCommands())),
-      gate_(commands_, store_, *policy_, *this) {
+      grants_(store_, *policy_, lock_waits_),
+      gate_(commands_, store_, grants_, *this, *this) {
   uv_loop_init(&loop_);
   aof::SetMessageSink(LogMessage);
   run_id_ = RandomHex(40);

@@ -48,8 +48,10 @@
 #include "server/config.h"
 #include "server/control.h"
 #include "server/gate.h"
+#include "server/grant.h"
 #include "server/latency.h"
 #include "server/lease_policy.h"
+#include "server/parking.h"
 #include "server/replay.h"
 #include "server/slowlog.h"
 #include "server/stats.h"
@@ -64,7 +66,7 @@ class Connection;
 class Faults;
 class History;
 
-class Server final : public ServerControl, public resp::ReplySink::ErrorObserver {
+class Server final : public ServerControl, public Parking, public resp::ReplySink::ErrorObserver {
  public:
   Server(Config config, std::unique_ptr<Clock> clock);
   ~Server() override;
@@ -111,9 +113,10 @@ class Server final : public ServerControl, public resp::ReplySink::ErrorObserver
   LatencyMonitor& latency_monitor() override { return latency_; }
   MemoryFigures memory() override;
   LogDurability log_durability() const override;
+
+  // ---- Parking (SET … NX WAIT, WAITAOF)
   void ParkForFsync(Session& s, bool local, int64_t numreplicas, int64_t deadline) override;
   void ParkForLock(Session& s, std::string_view key, LockWaitRequest request) override;
-  size_t lock_waiters(int db, std::string_view key) const override;
 
   // Every error reply a client is sent (INFO errorstats).
   void OnErrorReply(std::string_view text) override;
@@ -220,6 +223,10 @@ class Server final : public ServerControl, public resp::ReplySink::ErrorObserver
   std::unique_ptr<BackgroundIo> bio_;
   // The restart quarantine and the lease horizon.
   std::unique_ptr<LeasePolicy> policy_;
+  // SET … NX WAIT: the queues (waiters.h).
+  LockWaits lock_waits_;
+  // The grant operation (grant.h), and the gate every command goes through.
+  Grants grants_;
   Gate gate_;
   // The log: its replay at start-up, then its writer.
   std::unique_ptr<Replay> replay_;
@@ -252,9 +259,7 @@ class Server final : public ServerControl, public resp::ReplySink::ErrorObserver
   std::vector<FsyncWait> fsync_waits_;
   std::vector<Connection*> resumable_;
   UvHandle<uv_idle_t> resume_idle_;
-  // SET … NX WAIT: the queues, and a timer at the next lease end or waiter
-  // timeout (waiters.h).
-  LockWaits lock_waits_;
+  // A timer at the next lease end or lock waiter's timeout (waiters.h).
   UvHandle<uv_timer_t> lock_timer_;
   int64_t lock_timer_due_ = INT64_MAX;
 

@@ -190,6 +190,8 @@ class Store {
   }
   // Whether `key` is stored, expired or not (no lazy expiry).
   bool Contains(std::string_view key) { return cur_->Contains(key); }
+  // The entry for `key`, expired or not (no lazy expiry, not an access).
+  const Keyspace::Entry* Peek(std::string_view key) { return cur_->Peek(key); }
   size_t size() const { return cur_->size(); }
   size_t keys_with_deadline() const { return cur_->keys_with_deadline(); }
   const Keyspace& keyspace() const { return *cur_; }

@@ -10,8 +10,11 @@
 
 #include "protocol/text.h"
 #include "server/command.h"
+#include "server/config.h"
 #include "server/control.h"
+#include "server/grant.h"
 #include "server/session.h"
+#include "server/stats.h"
 #include "server/store.h"
 
 namespace latch::commands {
@@ -53,8 +56,7 @@ inline bool IsWord(std::string_view arg, std::string_view word) {
 // INFO's keyspace_hits and keyspace_misses, as Redis's lookupKeyRead does.
 inline const Keyspace::Entry* FindForRead(CommandContext& ctx, std::string_view key) {
   const Keyspace::Entry* e = ctx.store.Find(key, ctx.now);
-  Stats& stats = ctx.control().stats();
-  ++(e != nullptr ? stats.keyspace_hits : stats.keyspace_misses);
+  ++(e != nullptr ? ctx.stats.keyspace_hits : ctx.stats.keyspace_misses);
   return e;
 }
 

@@ -10,6 +10,7 @@
 // fsync covers its writes or the timeout passes.
 #include "server/commands/common.h"
 #include "server/control.h"
+#include "server/parking.h"
 
 namespace latch::commands {
 
@@ -79,7 +80,7 @@ void WaitAof(CommandContext& ctx) {
     ctx.reply.Int(0);
     return;
   }
-  ctx.control().ParkForFsync(ctx.session, *numlocal > 0, *numreplicas,
+  ctx.parking().ParkForFsync(ctx.session, *numlocal > 0, *numreplicas,
                              *timeout > 0 ? ctx.now.mono + *timeout : 0);
 }
 

@@ -99,24 +99,30 @@ void Move(CommandContext& ctx) {
   std::string value(e->value());
   const int64_t deadline = e->deadline;
   const auto kind = static_cast<ValueKind>(e->value_kind);
-  // Taken there: stored, or queued for (SET … NX WAIT).
-  const int session_db = ctx.session.db;
-  ctx.store.Select(*dst);
-  ctx.session.db = *dst;
-  bool taken = ctx.TakenForAcquire(key);
-  ctx.session.db = session_db;
-  ctx.store.Select(src);
-  if (taken) {
-    ctx.reply.Int(0);
-    return;
-  }
-  // The key's holder now holds it in another database: a grant there.
-  if (!ctx.AdmitGrant(deadline)) return;
+  // The key's holder now holds it in another database: a grant there, of a
+  // key that must be free to take (not stored, nobody queued for it).
   Store::Atomic atomic(ctx.store);
   ctx.store.Select(*dst);
-  ctx.store.Put(key, value, deadline == kNoDeadline ? Lease::None() : Lease::Until(deadline),
-                ctx.now, kind, /*token=*/0);
+  Grants::Result granted;
+  granted.outcome = Grants::Result::kRefusedForGood;
+  if (ctx.grants.Free(*dst, key, ctx.now)) {
+    Grants::Request g;
+    g.key = key;
+    g.value = value;
+    g.lease = deadline == kNoDeadline ? Lease::None() : Lease::Until(deadline);
+    g.kind = kind;
+    granted = ctx.grants.Grant(g, ctx.now);
+    // (Without FENCE the moved key holds no token: its value is new there.)
+  }
   ctx.store.Select(src);
+  if (!granted.granted()) {
+    if (granted.refusal.empty()) {
+      ctx.reply.Int(0);  // taken there
+    } else {
+      ctx.ReplyRefusal(granted.refusal);
+    }
+    return;
+  }
   ctx.store.Delete(key);
   ctx.reply.Int(1);
 }

@@ -35,7 +35,7 @@ void Fence(CommandContext& ctx) {
 void LockInfo(CommandContext& ctx) {
   std::string_view key = ctx.argv[1];
   const Keyspace::Entry* e = ctx.store.Find(key, ctx.now, /*touch=*/false);
-  const int64_t waiters = static_cast<int64_t>(ctx.control().lock_waiters(ctx.session.db, key));
+  const int64_t waiters = static_cast<int64_t>(ctx.grants.Waiters(ctx.session.db, key));
   int64_t pttl = -2;
   if (e != nullptr)
     pttl = e->has_deadline() ? std::max<int64_t>(e->deadline - ctx.now.mono, 0) : -1;

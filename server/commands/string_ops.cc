@@ -75,8 +75,8 @@ std::string HumanLongDouble(long double v) {
 // APPEND and SETRANGE refuse a value longer than proto-max-bulk-len (or
 // than the 4 GiB a value's 32-bit length allows).
 bool CheckLength(CommandContext& ctx, uint64_t size, uint64_t append) {
-  uint64_t limit = static_cast<uint64_t>(
-      std::min<int64_t>(ctx.control().config().proto_max_bulk_len, UINT32_MAX));
+  uint64_t limit =
+      static_cast<uint64_t>(std::min<int64_t>(ctx.config.proto_max_bulk_len, UINT32_MAX));
   if (size + append > limit) {
     ctx.reply.Error(kTooLong);
     return false;
@@ -221,10 +221,16 @@ void MSetGeneric(CommandContext& ctx, bool nx) {
     }
   }
   if (!ctx.AdmitGrant(kNoDeadline)) return;
-  // One command: the log records its SETs as one transaction.
+  // One command: the log records its SETs as one transaction. MSETNX gives
+  // each key to its holder through the grant operation (admitted above: a
+  // refusal cannot come half-way); MSET overwrites, as SET without NX.
   Store::Atomic atomic(ctx.store);
   for (size_t j = 1; j < ctx.argv.size(); j += 2) {
-    ctx.store.Put(ctx.argv[j], ctx.argv[j + 1], Lease::None(), ctx.now);
+    if (nx) {
+      ctx.grants.Grant({ctx.argv[j], ctx.argv[j + 1], Lease::None()}, ctx.now);
+    } else {
+      ctx.store.Put(ctx.argv[j], ctx.argv[j + 1], Lease::None(), ctx.now);
+    }
   }
   if (nx) {
     ctx.reply.Int(1);

@@ -25,9 +25,7 @@
 #include <cstdio>
 
 #include "server/commands/common.h"
-#include "server/control.h"
-#include "server/gate.h"
-#include "server/lease_policy.h"
+#include "server/parking.h"
 
 namespace latch::commands {
 
@@ -184,27 +182,6 @@ bool ResolveWaitTimeout(CommandContext& ctx, std::string_view arg, int64_t* unti
   return true;
 }
 
-// The fencing token a granted SET … FENCE gives the key: the holder's own
-// when the value is unchanged (a renewal) and it is at least `min`, else a
-// new one from the node's counter. False after replying the refusal (the
-// reservation could not be recorded).
-bool FenceToken(CommandContext& ctx, const Keyspace::Entry* old, std::string_view value,
-                uint64_t min, uint64_t* token) {
-  const uint64_t held = old != nullptr && old->value() == value ? old->token() : 0;
-  if (held != 0 && held >= min) {
-    *token = held;
-    return true;
-  }
-  LeasePolicy& policy = ctx.gate.policy();
-  auto t = policy.IssueToken(ctx.now.mono, min);
-  if (!t) {
-    ctx.reply.Error(policy.TokenRefusal());
-    return false;
-  }
-  *token = *t;
-  return true;
-}
-
 // Applies a parsed SET (also SETEX and PSETEX, which are SET with EX / PX).
 void ApplySet(CommandContext& ctx, const SetArgs& a) {
   int64_t deadline;
@@ -254,11 +231,10 @@ void ApplySet(CommandContext& ctx, const SetArgs& a) {
   // Clients queued for the key (WAIT) come first: while any waits, the key
   // is not free for a SET that takes it only when absent — not even in the
   // instant between its release or expiry and the handoff to the first
-  // waiter, which happens as soon as this command is over.
+  // waiter, which happens as soon as this command is over (grant.h).
   const bool takes_absent = a.condition == Condition::kNx || a.condition == Condition::kIfNe ||
                             a.condition == Condition::kIfDne;
-  if (allowed && old == nullptr && takes_absent &&
-      ctx.control().lock_waiters(ctx.session.db, a.key) > 0) {
+  if (allowed && old == nullptr && takes_absent && ctx.grants.Queued(ctx.session.db, a.key)) {
     allowed = false;
   }
   // WAIT on a held key: the client joins the key's queue instead of getting
@@ -271,45 +247,52 @@ void ApplySet(CommandContext& ctx, const SetArgs& a) {
     r.fence = a.fence;
     r.min = min;
     r.timeout_at = wait_until;
-    ctx.control().ParkForLock(ctx.session, a.key, std::move(r));
+    ctx.parking().ParkForLock(ctx.session, a.key, std::move(r));
     return;
   }
-  bool keep_ttl = a.expire == ExpireKind::kKeepTtl;
-  bool deletes = deadline != kNoDeadline && ctx.now.mono > deadline;  // EXAT/PXAT in the past
-  // A SET that will store a value grants the key (a lock) to whoever holds
-  // the value: the lease policy decides, before anything is replied.
-  if (allowed && !deletes) {
-    int64_t lease = keep_ttl ? (old != nullptr ? old->deadline : kNoDeadline) : deadline;
-    if (!ctx.AdmitGrant(lease)) return;
-  }
-  // With GET the reply is the previous value, whether or not the SET happens.
-  if (a.get) {
-    if (old != nullptr) {
-      ctx.reply.Bulk(old->value());
+  // With GET the reply is the previous value, whether or not the SET
+  // happens (kept aside: the grant replaces it).
+  std::optional<std::string> previous;
+  if (a.get && old != nullptr) previous.emplace(old->value());
+  if (!allowed) {
+    if (a.get && previous) {
+      ctx.reply.Bulk(*previous);
     } else {
       ctx.reply.Null();
     }
-  }
-  if (!allowed) {
-    if (!a.get) ctx.reply.Null();
     return;
   }
-  Lease lease = keep_ttl                  ? Lease::Keep()
-                : deadline == kNoDeadline ? Lease::None()
-                                          : Lease::Until(deadline);
-  // Without FENCE the key keeps its token if its value stays (store.h).
-  uint64_t token = Keyspace::kKeepTokenIfSame;
-  if (a.fence && !deletes && !FenceToken(ctx, old, a.value, min, &token)) return;
-  // (A deadline already past deletes the key, and the log says DEL.)
-  ctx.store.Put(a.key, a.value, lease, ctx.now, ValueKind::kAsSet, token);
+  // A SET that stores a value grants the key (a lock) to whoever holds the
+  // value: the grant operation decides, before anything is replied. (A
+  // deadline already past deletes the key, and the log says DEL.)
+  const bool deletes = deadline != kNoDeadline && ctx.now.mono > deadline;  // EXAT/PXAT past
+  Grants::Request g;
+  g.key = a.key;
+  g.value = a.value;
+  g.lease = a.expire == ExpireKind::kKeepTtl ? Lease::Keep()
+            : deadline == kNoDeadline        ? Lease::None()
+                                             : Lease::Until(deadline);
+  g.fence = a.fence;
+  g.min = min;
+  Grants::Result granted = ctx.grants.Grant(g, ctx.now);
+  if (!granted.granted()) {
+    ctx.ReplyRefusal(granted.refusal);
+    return;
+  }
   if (a.fence) {
     // The token of the grant; an EXAT/PXAT in the past granted nothing.
     if (deletes) {
       ctx.reply.Null();
     } else {
-      ctx.reply.Int(static_cast<int64_t>(token));
+      ctx.reply.Int(static_cast<int64_t>(granted.token));
     }
-  } else if (!a.get) {
+  } else if (a.get) {
+    if (previous) {
+      ctx.reply.Bulk(*previous);
+    } else {
+      ctx.reply.Null();
+    }
+  } else {
     ctx.reply.Ok();
   }
 }
@@ -341,20 +324,20 @@ void SetNx(CommandContext& ctx) {
     ctx.reply.Int(0);
     return;
   }
-  if (!ctx.AdmitGrant(kNoDeadline)) return;
-  ctx.store.Put(ctx.argv[1], ctx.argv[2], Lease::None(), ctx.now);
+  Grants::Result granted = ctx.grants.Grant({ctx.argv[1], ctx.argv[2], Lease::None()}, ctx.now);
+  if (!granted.granted()) {
+    ctx.ReplyRefusal(granted.refusal);
+    return;
+  }
   ctx.reply.Int(1);
 }
 
 void Get(CommandContext& ctx) {
-  const Keyspace::Entry* e = ctx.store.Find(ctx.argv[1], ctx.now);
-  Stats& stats = ctx.control().stats();
+  const Keyspace::Entry* e = FindForRead(ctx, ctx.argv[1]);
   if (e == nullptr) {
-    ++stats.keyspace_misses;
     ctx.reply.Null();
     return;
   }
-  ++stats.keyspace_hits;
   ctx.reply.Bulk(e->value());
 }
 

@@ -73,7 +73,7 @@ void Exec(CommandContext& ctx) {
   std::vector<std::string_view> argv;
   for (const auto& request : queued) {
     argv.assign(request.begin(), request.end());
-    ctx.gate.Execute(c, argv, ctx.now, ctx.reply, Gate::Origin::kExec);
+    ctx.Call(argv, ctx.reply, CommandRunner::Origin::kExec);
   }
   ctx.store.EndTransaction();
 }

@@ -448,7 +448,7 @@ std::string KnownScriptLibraries() {
 void RunKnownScript(const KnownScript& script, CommandContext& ctx,
                     std::span<const std::string_view> keys, std::span<const std::string_view> args,
                     bool read_only) {
-  ++ctx.control().stats().known_script_calls;
+  ++ctx.stats.known_script_calls;
   ScriptRun run(script, ctx, keys, args, read_only);
   // A script's writes are one effect: two or more are logged as a
   // transaction, so a replay never applies half a script.

@@ -3,8 +3,7 @@
 #include <string>
 
 #include "protocol/reply_capture.h"
-#include "server/control.h"
-#include "server/gate.h"
+#include "server/grant.h"
 #include "server/scripting/known_scripts.h"
 #include "server/session.h"
 
@@ -37,9 +36,9 @@ bool ScriptRun::Invoke(std::initializer_list<LuaArg> args, resp::Reply* out) {
     ++argc;
   }
   resp::ReplyCapture capture(2);
-  Gate::Result r = ctx_.gate.Execute(
-      ctx_.session, std::span<const std::string_view>(argv, argc), ctx_.now, capture,
-      read_only_ ? Gate::Origin::kScriptReadOnly : Gate::Origin::kScript);
+  CommandRunner::Result r = ctx_.Call(
+      std::span<const std::string_view>(argv, argc), capture,
+      read_only_ ? CommandRunner::Origin::kScriptReadOnly : CommandRunner::Origin::kScript);
   if (r.lease_refused) {
     // Refused as a whole, exactly as when sent alone.
     ctx_.reply.Error(capture.reply().str);
@@ -51,7 +50,7 @@ bool ScriptRun::Invoke(std::initializer_list<LuaArg> args, resp::Reply* out) {
 
 bool ScriptRun::Queued(size_t i) const {
   const Str key = Key(i);
-  return key && ctx_.control().lock_waiters(ctx_.session.db, *key) > 0;
+  return key && ctx_.grants.Queued(ctx_.session.db, *key);
 }
 
 std::optional<resp::Reply> ScriptRun::Call(int line, std::initializer_list<LuaArg> argv) {

@@ -1,0 +1,34 @@
+// Parking a client: a command that cannot be answered yet leaves the client
+// waiting, reading no further request, until the server answers it later
+// (from the loop, once what it waits for has happened or its time is up).
+// The server implements it; handlers reach it through ctx.parking(), and
+// only when ctx.may_block (a client's own request, never one queued in
+// MULTI or called by a script).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "server/waiters.h"
+
+namespace latch {
+
+class Session;
+
+class Parking {
+ public:
+  // SET … NX WAIT (waiters.h): parks `s` at the tail of the queue of `key`
+  // in its database, until the key is granted to it (the reply is OK, or its
+  // fencing token with FENCE), its timeout passes (nil) or it disconnects.
+  virtual void ParkForLock(Session& s, std::string_view key, LockWaitRequest request) = 0;
+  // WAITAOF that cannot be answered yet: parks `s` until the log has
+  // fsynced s.last_write_offset (when `local`) and `numreplicas` replicas
+  // acknowledged it (never: latch has none), or until `deadline` (boot-clock
+  // ms; 0: none). Then the server replies [local fsync done, 0].
+  virtual void ParkForFsync(Session& s, bool local, int64_t numreplicas, int64_t deadline) = 0;
+
+ protected:
+  ~Parking() = default;
+};
+
+}  // namespace latch
