@@ -193,8 +193,10 @@ Reader::Status Reader::Next() {
         in_transaction = false;
       } else {
         arg_store_.push_back(std::move(args));
-        // DEL's key list points into the args vector just stored.
-        if (rec.op == Op::kDel) rec.keys = std::span(arg_store_.back()).subspan(1);
+        // The record's words (and DEL's key list) point into the vector just
+        // stored, which lives as long as the unit.
+        if (!Kind(rec.op).annotation()) rec.args = std::span(arg_store_.back());
+        if (rec.op == Op::kDel) rec.keys = rec.args.subspan(1);
         records_.push_back(std::move(rec));
       }
       pos = end;

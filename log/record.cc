@@ -139,76 +139,138 @@ std::optional<uint64_t> DecodeFenceAnnotation(std::string_view line) {
   return static_cast<uint64_t>(*v);
 }
 
+namespace {
+
+constexpr KindInfo kKinds[] = {
+#define LATCH_RECORD_INFO(name, word, min, max, step) {word, min, max, step},
+    LATCH_RECORD_KINDS(LATCH_RECORD_INFO)
+#undef LATCH_RECORD_INFO
+};
+
+}  // namespace
+
+const KindInfo& Kind(Op op) {
+  return kKinds[static_cast<size_t>(op)];
+}
+
+std::optional<Op> KindOf(std::string_view word) {
+  for (size_t i = 0; i < std::size(kKinds); ++i) {
+    if (!kKinds[i].annotation() && EqualsIgnoreCase(kKinds[i].word, word)) return Op(i);
+  }
+  return std::nullopt;
+}
+
+void Visit(const Record& r, Handler& h) {
+  switch (r.op) {
+#define LATCH_RECORD_VISIT(name, word, min, max, step) \
+  case Op::k##name:                                    \
+    h.name(r);                                         \
+    return;
+    LATCH_RECORD_KINDS(LATCH_RECORD_VISIT)
+#undef LATCH_RECORD_VISIT
+  }
+}
+
+void Batch::Append(Op op, std::string_view key, std::span<const std::string_view> rest) {
+  // *N, the word, the key, the rest: as resp::AppendRequest writes them.
+  rep_ += '*';
+  AppendInt(rep_, static_cast<int64_t>(rest.size() + 2));
+  rep_ += "\r\n";
+  auto bulk = [&](std::string_view b) {
+    rep_ += '$';
+    AppendInt(rep_, static_cast<int64_t>(b.size()));
+    rep_ += "\r\n";
+    rep_.append(b);
+    rep_ += "\r\n";
+  };
+  bulk(Kind(op).word);
+  bulk(key);
+  for (std::string_view b : rest) bulk(b);
+}
+
+void Batch::Append(Op op, std::initializer_list<std::string_view> args) {
+  std::string_view words[16];
+  size_t n = 0;
+  words[n++] = Kind(op).word;
+  for (std::string_view a : args) words[n++] = a;
+  resp::AppendRequest(rep_, std::span<const std::string_view>(words, n));
+}
+
+// Each kind's own rules, once its shape (the number of words) is known to
+// be what record_kinds.h says.
 std::string Decode(std::span<const std::string_view> args, Record* out) {
   *out = Record{};
   if (args.empty()) return "empty record";
-  std::string_view cmd = args[0];
-  auto is = [&](std::string_view name) { return EqualsIgnoreCase(cmd, name); };
-  if (is("SET")) {
-    out->op = Op::kSet;
-    if (args.size() == 3 || (args.size() == 5 && EqualsIgnoreCase(args[3], "PXAT"))) {
-      out->key = args[1];
-      out->value = args[2];
-      if (args.size() == 5) {
-        auto at = ParseInt64(args[4]);
-        if (!at) return "SET with a PXAT that is not an integer";
-        // 0 would read as "no lease": PXAT 0 is an instant long past, as is 1.
-        out->unix_ms = *at == 0 ? -1 : *at;
+  std::optional<Op> op = KindOf(args[0]);
+  if (!op) return "unknown command '" + std::string(args[0].substr(0, 64)) + "' in the log";
+  const KindInfo& kind = Kind(*op);
+  const int words = static_cast<int>(args.size());
+  const bool shaped =
+      words >= kind.min_words &&
+      (kind.max_words >= 0 ? words <= kind.max_words : (words - kind.min_words) % kind.step == 0);
+  out->op = *op;
+  out->args = args;
+  if (words >= 2) out->key = args[1];
+  switch (*op) {
+    case Op::kSet:
+      if (words == 3 || (words == 5 && EqualsIgnoreCase(args[3], "PXAT"))) {
+        out->value = args[2];
+        if (words == 5) {
+          auto at = ParseInt64(args[4]);
+          if (!at) return "SET with a PXAT that is not an integer";
+          // 0 would read as "no lease": PXAT 0 is an instant long past, as is 1.
+          out->unix_ms = *at == 0 ? -1 : *at;
+        }
+        return {};
       }
+      return "SET record with unexpected arguments (expected SET key value [PXAT ms])";
+    case Op::kDel:
+      if (!shaped) return "DEL without a key";
+      out->keys = args.subspan(1);
+      return {};
+    case Op::kPExpireAt: {
+      if (!shaped) return "PEXPIREAT record with a wrong number of arguments";
+      auto at = ParseInt64(args[2]);
+      if (!at) return "PEXPIREAT with a time that is not an integer";
+      out->unix_ms = *at;
       return {};
     }
-    return "SET record with unexpected arguments (expected SET key value [PXAT ms])";
-  }
-  if (is("DEL")) {
-    if (args.size() < 2) return "DEL without a key";
-    out->op = Op::kDel;
-    out->keys = args.subspan(1);
-    out->key = args[1];
-    return {};
-  }
-  if (is("PEXPIREAT")) {
-    if (args.size() != 3) return "PEXPIREAT record with a wrong number of arguments";
-    auto at = ParseInt64(args[2]);
-    if (!at) return "PEXPIREAT with a time that is not an integer";
-    out->op = Op::kPExpireAt;
-    out->key = args[1];
-    out->unix_ms = *at;
-    return {};
-  }
-  if (is("PERSIST")) {
-    if (args.size() != 2) return "PERSIST with a wrong number of arguments";
-    out->op = Op::kPersist;
-    out->key = args[1];
-    return {};
-  }
-  if (is("FLUSHALL") || is("FLUSHDB")) {
-    out->op = is("FLUSHALL") ? Op::kFlushAll : Op::kFlushDb;
-    return {};
-  }
-  if (is("SWAPDB")) {
-    auto a = args.size() == 3 ? ParseInt64(args[1]) : std::nullopt;
-    auto b = args.size() == 3 ? ParseInt64(args[2]) : std::nullopt;
-    if (!a || !b || *a < 0 || *b < 0 || *a > INT32_MAX || *b > INT32_MAX) {
-      return "SWAPDB record with arguments that are not two database numbers";
+    case Op::kPersist:
+      if (!shaped) return "PERSIST with a wrong number of arguments";
+      return {};
+    case Op::kFlushAll:
+    case Op::kFlushDb:
+      // (Redis writes FLUSHALL and FLUSHDB with an ASYNC or SYNC some day:
+      // the effect is the same.)
+      out->key = {};
+      return {};
+    case Op::kSwapDb: {
+      auto a = words == 3 ? ParseInt64(args[1]) : std::nullopt;
+      auto b = words == 3 ? ParseInt64(args[2]) : std::nullopt;
+      if (!a || !b || *a < 0 || *b < 0 || *a > INT32_MAX || *b > INT32_MAX) {
+        return "SWAPDB record with arguments that are not two database numbers";
+      }
+      out->key = {};
+      out->db = *a;
+      out->db2 = *b;
+      return {};
     }
-    out->op = Op::kSwapDb;
-    out->db = *a;
-    out->db2 = *b;
-    return {};
+    case Op::kMulti:
+    case Op::kExec:
+      if (!shaped) return "MULTI/EXEC record with arguments";
+      return {};
+    case Op::kSelect: {
+      auto db = words == 2 ? ParseInt64(args[1]) : std::nullopt;
+      if (!db || *db < 0 || *db > INT32_MAX) return "SELECT record without a database number";
+      out->key = {};
+      out->db = *db;
+      return {};
+    }
+    case Op::kClock:
+    case Op::kFence:
+      break;  // annotations are lines, not commands (KindOf never names them)
   }
-  if (is("MULTI") || is("EXEC")) {
-    if (args.size() != 1) return "MULTI/EXEC record with arguments";
-    out->op = is("MULTI") ? Op::kMulti : Op::kExec;
-    return {};
-  }
-  if (is("SELECT")) {
-    auto db = args.size() == 2 ? ParseInt64(args[1]) : std::nullopt;
-    if (!db || *db < 0 || *db > INT32_MAX) return "SELECT record without a database number";
-    out->op = Op::kSelect;
-    out->db = *db;
-    return {};
-  }
-  return "unknown command '" + std::string(cmd.substr(0, 64)) + "' in the log";
+  return "unknown command '" + std::string(args[0].substr(0, 64)) + "' in the log";
 }
 
 std::optional<ClockMark> DecodeClockAnnotation(std::string_view line) {

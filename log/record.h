@@ -4,7 +4,8 @@
 // The log is Redis's single-file AOF: a sequence of RESP arrays of bulk
 // strings, each one a command Redis itself could replay (`redis-check-aof`
 // accepts the file, and redis-server loads it). latch writes *effects*, never
-// requests, so only these records appear:
+// requests. log/record_kinds.h lists every kind of record, once, with the
+// shape the reader checks; those of keys and databases are:
 //
 //   SET key value [PXAT unix-ms]     the key now holds value (until unix-ms)
 //   DEL key [key …]                  the keys are gone (deleted or expired)
@@ -48,10 +49,13 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+
+#include "log/record_kinds.h"
 
 namespace latch::aof {
 
@@ -65,6 +69,25 @@ struct ClockMark {
   // describe the same relation.
   int64_t offset() const { return unix_ms - boot_ms; }
 };
+
+// The kinds of record (record_kinds.h lists them: kSet, kDel, …, kClock,
+// kFence).
+enum class Op {
+#define LATCH_RECORD_OP(name, word, min, max, step) k##name,
+  LATCH_RECORD_KINDS(LATCH_RECORD_OP)
+#undef LATCH_RECORD_OP
+};
+
+// What record_kinds.h says of a kind: its word and its shape.
+struct KindInfo {
+  std::string_view word;
+  int min_words, max_words, step;
+  bool annotation() const { return !word.empty() && word[0] == '#'; }
+};
+const KindInfo& Kind(Op op);
+// The record kind a log word names (case-insensitively, as Redis's loader
+// reads commands), or nullopt. Annotations are not looked up here.
+std::optional<Op> KindOf(std::string_view word);
 
 // Appends encoded records. Cheap to keep and reuse: Clear() keeps capacity.
 class Batch {
@@ -88,6 +111,9 @@ class Batch {
   void LogId(std::string_view id);
   // The fencing token of the key the next SET record stores.
   void Fence(uint64_t token);
+  // A record of kind `op` (not an annotation): its word, `key`, then `rest`.
+  void Append(Op op, std::string_view key, std::span<const std::string_view> rest);
+  void Append(Op op, std::initializer_list<std::string_view> args);
 
   const std::string& bytes() const { return rep_; }
   size_t size() const { return rep_.size(); }
@@ -104,24 +130,13 @@ class Batch {
   bool open_multi_ = false;
 };
 
-enum class Op {
-  kSet,
-  kDel,
-  kPExpireAt,
-  kPersist,
-  kFlushAll,
-  kFlushDb,
-  kSwapDb,
-  kSelect,
-  kMulti,
-  kExec,
-  kClock,
-  kFence
-};
-
 // One decoded record. Views point into the bytes it was decoded from.
 struct Record {
   Op op = Op::kSet;
+  // The record's words (args[0] names its kind), for every record that is a
+  // command (not the annotations). Kinds without fields of their own below
+  // (those of the data types) are read from here.
+  std::span<const std::string_view> args;
   std::string_view key;                    // SET, PEXPIREAT, PERSIST
   std::string_view value;                  // SET
   std::span<const std::string_view> keys;  // DEL
@@ -131,6 +146,20 @@ struct Record {
   ClockMark clock;                         // clock annotation
   uint64_t token = 0;                      // fence annotation
 };
+
+// A consumer of records: one method per kind, so a consumer that lacks one
+// does not compile (LevelDB's WriteBatch::Handler). Visit calls the method
+// of the record's kind.
+class Handler {
+ public:
+#define LATCH_RECORD_METHOD(name, word, min, max, step) virtual void name(const Record& r) = 0;
+  LATCH_RECORD_KINDS(LATCH_RECORD_METHOD)
+#undef LATCH_RECORD_METHOD
+
+ protected:
+  ~Handler() = default;
+};
+void Visit(const Record& r, Handler& h);
 
 // Decodes the arguments of one RESP record. Returns an empty string and
 // fills *out, or says what is wrong ("SET with a PXAT that is not an

@@ -347,57 +347,63 @@ std::string Store::CheckReplayable(const aof::Record& r) const {
   return {};
 }
 
+// The Store's side of each record kind (record_kinds.h): how a replayed
+// record changes the keyspace. A kind missing here does not compile.
+class Store::Applier final : public aof::Handler {
+ public:
+  Applier(Store& store, ReplayClock& clock) : s_(store), clock_(clock) {}
+
+  void Clock(const aof::Record& r) override {
+    clock_.have_mark = true;
+    clock_.mark = r.clock;
+  }
+  void Fence(const aof::Record& r) override {
+    // The token of the key the next SET stores.
+    clock_.pending_token = r.token;
+  }
+  void Set(const aof::Record& r) override {
+    // A lease that has ended since is still applied: a later record may
+    // extend it or remove its end (PERSIST), exactly as it did live.
+    // FinishReplay() drops what is expired once every record is in. The
+    // key's token is the fence annotation right before (0: none).
+    int64_t deadline = r.unix_ms != 0 ? NonZero(clock_.Deadline(r.unix_ms)) : kNoDeadline;
+    s_.cur_->Set(r.key, r.value, deadline, false, 0, clock_.pending_token);
+    clock_.pending_token = 0;
+  }
+  void Del(const aof::Record& r) override {
+    for (std::string_view k : r.keys) s_.cur_->Erase(k);
+  }
+  void PExpireAt(const aof::Record& r) override {
+    s_.cur_->SetDeadline(r.key, NonZero(clock_.Deadline(r.unix_ms)));
+  }
+  void Persist(const aof::Record& r) override { s_.cur_->SetDeadline(r.key, kNoDeadline); }
+  void FlushAll(const aof::Record&) override {
+    for (auto& ks : s_.dbs_) ks->Clear();
+  }
+  void FlushDb(const aof::Record&) override { s_.cur_->Clear(); }
+  void Select(const aof::Record& r) override { s_.Select(static_cast<int>(r.db)); }
+  void SwapDb(const aof::Record& r) override {
+    int keep = s_.selected_;
+    s_.SwapKeyspaces(static_cast<int>(r.db), static_cast<int>(r.db2));
+    s_.Select(keep);
+  }
+  // The reader hands whole transactions over: nothing to do at their edges.
+  void Multi(const aof::Record&) override {}
+  void Exec(const aof::Record&) override {}
+
+  std::string error;
+
+ private:
+  Store& s_;
+  ReplayClock& clock_;
+};
+
 std::string Store::Replay(const aof::Record& r, ReplayClock& clock) {
   if (std::string why = CheckReplayable(r); !why.empty()) return why;
   cur_->Tick(clock.now.mono);  // a replayed key was last written at the replay
-  switch (r.op) {
-    case aof::Op::kClock:
-      clock.have_mark = true;
-      clock.mark = r.clock;
-      return {};
-    case aof::Op::kFence:
-      // The token of the key the next SET stores.
-      clock.pending_token = r.token;
-      return {};
-    case aof::Op::kSet: {
-      // A lease that has ended since is still applied: a later record may
-      // extend it or remove its end (PERSIST), exactly as it did live.
-      // FinishReplay() drops what is expired once every record is in.
-      // The key's token is the fence annotation right before (0: none).
-      int64_t deadline = r.unix_ms != 0 ? NonZero(clock.Deadline(r.unix_ms)) : kNoDeadline;
-      cur_->Set(r.key, r.value, deadline, false, 0, clock.pending_token);
-      clock.pending_token = 0;
-      return {};
-    }
-    case aof::Op::kDel:
-      for (std::string_view k : r.keys) cur_->Erase(k);
-      return {};
-    case aof::Op::kPExpireAt:
-      cur_->SetDeadline(r.key, NonZero(clock.Deadline(r.unix_ms)));
-      return {};
-    case aof::Op::kPersist:
-      cur_->SetDeadline(r.key, kNoDeadline);
-      return {};
-    case aof::Op::kFlushAll:
-      for (auto& ks : dbs_) ks->Clear();
-      return {};
-    case aof::Op::kFlushDb:
-      cur_->Clear();
-      return {};
-    case aof::Op::kSelect:
-      Select(static_cast<int>(r.db));
-      return {};
-    case aof::Op::kSwapDb: {
-      int keep = selected_;
-      SwapKeyspaces(static_cast<int>(r.db), static_cast<int>(r.db2));
-      Select(keep);
-      return {};
-    }
-    case aof::Op::kMulti:  // the reader hands whole transactions over
-    case aof::Op::kExec:
-      return {};
-  }
-  return {};
+  Applier applier(*this, clock);
+  aof::Visit(r, applier);
+  return std::move(applier.error);
 }
 
 size_t Store::FinishReplay(ReplayClock& clock) {

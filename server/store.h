@@ -284,6 +284,8 @@ class Store {
                      const TimeSnapshot& now) const;
 
  private:
+  // Each record kind's effect on the keyspace (store.cc).
+  class Applier;
   // SWAPDB's effect, live and in replay (fenced keys lose their tokens).
   void SwapKeyspaces(int a, int b);
   // Counts the change, tells the observer, opens a pending MULTI. Whether

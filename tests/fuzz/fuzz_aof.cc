@@ -140,60 +140,62 @@ int64_t ModelDeadline(const Model& m, int64_t unix_ms, latch::TimeSnapshot now) 
   return now.MonoFromWall(unix_ms);  // no foreign bound in this target
 }
 
-void ApplyToModel(Model& m, const latch::aof::Record& r, latch::TimeSnapshot now) {
-  using latch::aof::Op;
-  switch (r.op) {
-    case Op::kClock:
-      m.have_mark = true;
-      m.mark_id = r.clock.clock_id;
-      m.mark_offset = r.clock.unix_ms - r.clock.boot_ms;
-      return;
-    case Op::kSet: {
-      // Ended leases stay until the end of the replay (a later record may
-      // extend them): Expire() below.
-      int64_t deadline = latch::kNoDeadline;
-      if (r.unix_ms != 0) deadline = NonZero(ModelDeadline(m, r.unix_ms, now));
-      m.keys()[std::string(r.key)] = {std::string(r.value), deadline, m.pending_token};
-      m.pending_token = 0;
-      return;
-    }
-    case Op::kDel:
-      for (std::string_view k : r.keys) m.keys().erase(std::string(k));
-      return;
-    case Op::kPExpireAt: {
-      auto it = m.keys().find(r.key);
-      if (it != m.keys().end()) it->second.deadline = NonZero(ModelDeadline(m, r.unix_ms, now));
-      return;
-    }
-    case Op::kPersist: {
-      auto it = m.keys().find(r.key);
-      if (it != m.keys().end()) it->second.deadline = latch::kNoDeadline;
-      return;
-    }
-    case Op::kFlushAll:
-      for (Model::Keys& keys : m.dbs) keys.clear();
-      return;
-    case Op::kFlushDb:
-      m.keys().clear();
-      return;
-    case Op::kSwapDb:
-      std::swap(m.dbs[r.db], m.dbs[r.db2]);
-      if (r.db != r.db2) {  // keys that change database lose their tokens
-        for (auto db : {r.db, r.db2}) {
-          for (auto& kv : m.dbs[db]) kv.second.token = 0;
-        }
-      }
-      return;
-    case Op::kSelect:
-      m.db = static_cast<int>(r.db);
-      return;
-    case Op::kFence:
-      m.pending_token = r.token;
-      return;
-    case Op::kMulti:
-    case Op::kExec:
-      return;
+// The model's side of each record kind (log/record_kinds.h): a kind the
+// model lacks does not compile.
+class ModelApplier final : public latch::aof::Handler {
+ public:
+  using Record = latch::aof::Record;
+  ModelApplier(Model& m, latch::TimeSnapshot now) : m_(m), now_(now) {}
+
+  void Clock(const Record& r) override {
+    m_.have_mark = true;
+    m_.mark_id = r.clock.clock_id;
+    m_.mark_offset = r.clock.unix_ms - r.clock.boot_ms;
   }
+  void Fence(const Record& r) override { m_.pending_token = r.token; }
+  void Set(const Record& r) override {
+    // Ended leases stay until the end of the replay (a later record may
+    // extend them): Expire() below.
+    int64_t deadline = latch::kNoDeadline;
+    if (r.unix_ms != 0) deadline = NonZero(ModelDeadline(m_, r.unix_ms, now_));
+    m_.keys()[std::string(r.key)] = {std::string(r.value), deadline, m_.pending_token};
+    m_.pending_token = 0;
+  }
+  void Del(const Record& r) override {
+    for (std::string_view k : r.keys) m_.keys().erase(std::string(k));
+  }
+  void PExpireAt(const Record& r) override {
+    auto it = m_.keys().find(r.key);
+    if (it != m_.keys().end()) it->second.deadline = NonZero(ModelDeadline(m_, r.unix_ms, now_));
+  }
+  void Persist(const Record& r) override {
+    auto it = m_.keys().find(r.key);
+    if (it != m_.keys().end()) it->second.deadline = latch::kNoDeadline;
+  }
+  void FlushAll(const Record&) override {
+    for (Model::Keys& keys : m_.dbs) keys.clear();
+  }
+  void FlushDb(const Record&) override { m_.keys().clear(); }
+  void SwapDb(const Record& r) override {
+    std::swap(m_.dbs[r.db], m_.dbs[r.db2]);
+    if (r.db != r.db2) {  // keys that change database lose their tokens
+      for (auto db : {r.db, r.db2}) {
+        for (auto& kv : m_.dbs[db]) kv.second.token = 0;
+      }
+    }
+  }
+  void Select(const Record& r) override { m_.db = static_cast<int>(r.db); }
+  void Multi(const Record&) override {}
+  void Exec(const Record&) override {}
+
+ private:
+  Model& m_;
+  latch::TimeSnapshot now_;
+};
+
+void ApplyToModel(Model& m, const latch::aof::Record& r, latch::TimeSnapshot now) {
+  ModelApplier applier(m, now);
+  latch::aof::Visit(r, applier);
 }
 
 // What the model concludes about a log.

@@ -1,0 +1,39 @@
+// Every kind of record latch's log holds, listed once.
+//
+// Each consumer of the log is generated from this list or must implement a
+// method per entry (aof::Handler in record.h), so adding a kind is one line
+// here plus its handler in each consumer, and the build names every consumer
+// that lacks it:
+//   - the writer encodes a record with the word given here (Batch::Append);
+//   - the reader's validator checks each record's shape against the counts
+//     given here, then the kind's own rules (record.cc, Decode);
+//   - the Store applies it, live and in replay (store.cc, Store::Applier);
+//   - the fuzz model applies it to a plain map (tests/fuzz/fuzz_aof.cc).
+//
+// X(Name, "WORD", min words, max words (-1: any), step): a record is WORD
+// followed by its arguments; it has between min and max words in all (WORD
+// included), and when max is -1 its words past min come in groups of
+// `step`. Words starting with '#' are annotations: lines of their own that
+// Redis's loader and redis-check-aof skip (record.h).
+//
+// Records are effects, never requests (record.h says why): each is a command
+// redis-server itself replays to the same data.
+#pragma once
+
+// clang-format off
+#define LATCH_RECORD_KINDS(X)                                                    \
+  /* keys, whatever their type */                                                \
+  X(Set,       "SET",       3, 5, 1)  /* SET key value [PXAT unix-ms] */         \
+  X(Del,       "DEL",       2, -1, 1) /* DEL key [key ...] */                    \
+  X(PExpireAt, "PEXPIREAT", 3, 3, 1)  /* PEXPIREAT key unix-ms */                \
+  X(Persist,   "PERSIST",   2, 2, 1)  /* PERSIST key */                          \
+  X(FlushAll,  "FLUSHALL",  1, 1, 1)                                             \
+  X(FlushDb,   "FLUSHDB",   1, 1, 1)  /* the selected database */                \
+  X(SwapDb,    "SWAPDB",    3, 3, 1)  /* SWAPDB a b */                           \
+  X(Select,    "SELECT",    2, 2, 1)  /* the database of the records after it */ \
+  X(Multi,     "MULTI",     1, 1, 1)  /* the records up to EXEC: all or none */  \
+  X(Exec,      "EXEC",      1, 1, 1)                                             \
+  /* annotations */                                                              \
+  X(Clock,     "#latch-clock", 0, 0, 1) /* the wall/boot relation (record.h) */  \
+  X(Fence,     "#latch-fence", 0, 0, 1) /* the next SET's fencing token */
+// clang-format on
