@@ -266,6 +266,9 @@ std::string Decode(std::span<const std::string_view> args, Record* out) {
       out->db = *db;
       return {};
     }
+    case Op::kRename:
+      if (!shaped) return "RENAME record with a wrong number of arguments";
+      return {};
     case Op::kClock:
     case Op::kFence:
       break;  // annotations are lines, not commands (KindOf never names them)

@@ -33,6 +33,7 @@
   X(Select,    "SELECT",    2, 2, 1)  /* the database of the records after it */ \
   X(Multi,     "MULTI",     1, 1, 1)  /* the records up to EXEC: all or none */  \
   X(Exec,      "EXEC",      1, 1, 1)                                             \
+  X(Rename,    "RENAME",    3, 3, 1)  /* RENAME key newkey: value and lease */   \
   /* annotations */                                                              \
   X(Clock,     "#latch-clock", 0, 0, 1) /* the wall/boot relation (record.h) */  \
   X(Fence,     "#latch-fence", 0, 0, 1) /* the next SET's fencing token */

@@ -113,6 +113,7 @@ ConfigParam Affects(ConfigParam p, uint32_t effects) {
 
 std::vector<ConfigParam> BuildParams() {
   constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
+  constexpr int64_t kIntMin = std::numeric_limits<int32_t>::min();
   constexpr int64_t kLongMax = std::numeric_limits<int64_t>::max();
   std::vector<ConfigParam> p;
 
@@ -268,6 +269,26 @@ std::vector<ConfigParam> BuildParams() {
                },
                -1});
 
+  // Collection encodings (types/object.h), each under its Redis 7.0 name
+  // and the older one Redis still accepts (ziplist).
+  for (auto [name, alias, field, lo, hi] : std::initializer_list<
+           std::tuple<const char*, const char*, int64_t Config::*, int64_t, int64_t>>{
+           {"hash-max-listpack-entries", "hash-max-ziplist-entries",
+            &Config::hash_max_listpack_entries, 0, kLongMax},
+           {"hash-max-listpack-value", "hash-max-ziplist-value", &Config::hash_max_listpack_value,
+            0, kLongMax},
+           {"set-max-intset-entries", nullptr, &Config::set_max_intset_entries, 0, kLongMax},
+           {"zset-max-listpack-entries", "zset-max-ziplist-entries",
+            &Config::zset_max_listpack_entries, 0, kLongMax},
+           {"zset-max-listpack-value", "zset-max-ziplist-value", &Config::zset_max_listpack_value,
+            0, kLongMax},
+           {"list-max-listpack-size", "list-max-ziplist-size", &Config::list_max_listpack_size,
+            kIntMin, kIntMax},
+           {"list-compress-depth", nullptr, &Config::list_compress_depth, 0, kIntMax}}) {
+    p.push_back(Affects(Int(name, field, lo, hi), kEffectEncodings));
+    if (alias != nullptr) p.push_back(Affects(Int(alias, field, lo, hi), kEffectEncodings));
+  }
+
   // Lock safety
   p.push_back(Affects(Int("max-lock-ttl", &Config::max_lock_ttl, 0, kLongMax), kEffectLeasePolicy));
   p.push_back(Affects(Enum<QuarantineMode>("quarantine", &Config::quarantine,
@@ -289,6 +310,17 @@ std::vector<ConfigParam> BuildParams() {
 }
 
 }  // namespace
+
+EncodingLimits EncodingLimitsOf(const Config& c) {
+  EncodingLimits l;
+  l.hash_max_listpack_entries = c.hash_max_listpack_entries;
+  l.hash_max_listpack_value = c.hash_max_listpack_value;
+  l.set_max_intset_entries = c.set_max_intset_entries;
+  l.zset_max_listpack_entries = c.zset_max_listpack_entries;
+  l.zset_max_listpack_value = c.zset_max_listpack_value;
+  l.list_max_listpack_size = c.list_max_listpack_size;
+  return l;
+}
 
 const std::vector<ConfigParam>& ConfigParams() {
   static const std::vector<ConfigParam> params = BuildParams();

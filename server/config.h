@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "log/sync_policy.h"
+#include "server/types/object.h"
 
 namespace latch {
 
@@ -74,6 +75,15 @@ struct Config {
   int64_t latency_monitor_threshold = 0;  // ms; 0: off
   bool latency_tracking = true;           // per-command latency histograms
   std::vector<double> latency_tracking_info_percentiles = {50.0, 99.0, 99.9};
+  // When collections leave their compact encodings (types/object.h),
+  // with Redis 7.0's defaults.
+  int64_t hash_max_listpack_entries = 512;
+  int64_t hash_max_listpack_value = 64;
+  int64_t set_max_intset_entries = 512;
+  int64_t zset_max_listpack_entries = 128;
+  int64_t zset_max_listpack_value = 64;
+  int64_t list_max_listpack_size = -2;
+  int64_t list_compress_depth = 0;  // accepted; latch never compresses list nodes
   // Lock safety (see lease_policy.h)
   int64_t max_lock_ttl = 0;  // ms; 0 = no cap, as Redis
   QuarantineMode quarantine = QuarantineMode::kAuto;
@@ -105,7 +115,11 @@ enum ConfigEffect : uint32_t {
   kEffectLogLevel = 1u << 3,     // loglevel
   kEffectMaxClients = 1u << 4,   // maxclients: the file-descriptor limit
   kEffectDiagnostics = 1u << 5,  // slowlog-*, latency-*: what the gate times
+  kEffectEncodings = 1u << 6,    // *-max-listpack-*, set-max-intset-entries: the Store's limits
 };
+
+// The Store's encoding limits from the configuration.
+EncodingLimits EncodingLimitsOf(const Config& c);
 
 // One configuration parameter.
 struct ConfigParam {

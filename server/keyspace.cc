@@ -61,6 +61,7 @@ int64_t Keyspace::IdleMs(const Entry& e, int64_t now_ms) {
 size_t Keyspace::AllocationOf(const Entry& e) {
   size_t bytes = malloc_usable_size(const_cast<Entry*>(&e)) + sizeof(Entry*);
   if (e.has_deadline()) bytes += sizeof(Entry*);
+  if (!e.is_string()) bytes += e.object()->memory();
   return bytes;
 }
 
@@ -76,6 +77,7 @@ Keyspace::Entry* Keyspace::NewEntry(std::string_view key, std::string_view value
   e->value_len = static_cast<uint32_t>(value.size());
   e->access_clock = 0;
   e->value_kind = 0;
+  e->value_type = 0;
   e->fenced = token != 0;
   if (!key.empty()) std::memcpy(e->bytes(), key.data(), key.size());
   if (!value.empty()) std::memcpy(e->bytes() + key.size(), value.data(), value.size());
@@ -84,7 +86,30 @@ Keyspace::Entry* Keyspace::NewEntry(std::string_view key, std::string_view value
 }
 
 void Keyspace::FreeEntry(Entry* e) {
+  if (!e->is_string()) delete e->object_ptr();
   std::free(e);
+}
+
+Keyspace::Entry* Keyspace::Replace(Entry** slot, Entry* e, uint64_t hash) {
+  if (slot != nullptr) {
+    Entry* old = *slot;
+    e->next = old->next;
+    e->deadline = old->deadline;
+    e->ttl_slot = old->ttl_slot;
+    if (old->has_deadline()) ttl_index_[old->ttl_slot] = e;
+    entry_bytes_ += BlockBytes(*e) - BlockBytes(*old);
+    *slot = e;
+    FreeEntry(old);
+    return e;
+  }
+  MaybeResize();
+  Table& table = rehashing() ? tables_[1] : tables_[0];
+  Entry*& head = table.buckets[hash & table.mask()];
+  e->next = head;
+  head = e;
+  ++size_;
+  entry_bytes_ += BlockBytes(*e);
+  return e;
 }
 
 Keyspace::Entry** Keyspace::Locate(std::string_view key, uint64_t hash) {
@@ -158,8 +183,10 @@ const Keyspace::Entry* Keyspace::Set(std::string_view key, std::string_view valu
     Entry* old = *slot;
     if (keep_deadline) deadline = old->deadline;
     // The same value is the same holder: it keeps its token.
-    if (token == kKeepTokenIfSame) token = old->fenced && old->value() == value ? old->token() : 0;
-    if (old->value_len == value.size() && old->fenced == (token != 0)) {
+    if (token == kKeepTokenIfSame) {
+      token = old->fenced && old->is_string() && old->value() == value ? old->token() : 0;
+    }
+    if (old->is_string() && old->value_len == value.size() && old->fenced == (token != 0)) {
       // Same length (a lock renewal rewrites the same token): in place.
       if (!value.empty()) std::memcpy(old->bytes() + old->key_len, value.data(), value.size());
       if (token != 0) {
@@ -167,25 +194,11 @@ const Keyspace::Entry* Keyspace::Set(std::string_view key, std::string_view valu
       }
       e = old;
     } else {
-      e = NewEntry(key, value, token);
-      e->next = old->next;
-      e->deadline = old->deadline;
-      e->ttl_slot = old->ttl_slot;
-      if (old->has_deadline()) ttl_index_[old->ttl_slot] = e;
-      entry_bytes_ += BlockBytes(*e) - BlockBytes(*old);
-      *slot = e;
-      FreeEntry(old);
+      e = Replace(slot, NewEntry(key, value, token), hash);
     }
   } else {
     if (token == kKeepTokenIfSame) token = 0;
-    MaybeResize();
-    e = NewEntry(key, value, token);
-    Table& table = rehashing() ? tables_[1] : tables_[0];
-    Entry*& head = table.buckets[hash & table.mask()];
-    e->next = head;
-    head = e;
-    ++size_;
-    entry_bytes_ += BlockBytes(*e);
+    e = Replace(nullptr, NewEntry(key, value, token), hash);
   }
   if (e->has_deadline() && deadline == kNoDeadline) RemoveFromTtlIndex(e);
   if (!e->has_deadline() && deadline != kNoDeadline) AddToTtlIndex(e);
@@ -193,6 +206,57 @@ const Keyspace::Entry* Keyspace::Set(std::string_view key, std::string_view valu
   e->access_clock = access_clock_;
   e->value_kind = kind;
   return e;
+}
+
+const Keyspace::Entry* Keyspace::SetObject(std::string_view key, std::unique_ptr<Object> value,
+                                           int64_t deadline, bool keep_deadline) {
+  uint64_t hash = Hash(key);
+  Entry** slot = Locate(key, hash);
+  if (slot != nullptr && keep_deadline) deadline = (*slot)->deadline;
+  // The entry's value bytes are the pointer; the entry owns what it points to.
+  Object* raw = value.get();
+  Entry* e = NewEntry(key, std::string_view(reinterpret_cast<const char*>(&raw), sizeof(raw)), 0);
+  e->value_type = static_cast<uint32_t>(value->type());
+  value.release();
+  e = Replace(slot, e, hash);
+  if (e->has_deadline() && deadline == kNoDeadline) RemoveFromTtlIndex(e);
+  if (!e->has_deadline() && deadline != kNoDeadline) AddToTtlIndex(e);
+  e->deadline = deadline;
+  e->access_clock = access_clock_;
+  return e;
+}
+
+std::unique_ptr<Object> Keyspace::TakeObject(std::string_view key) {
+  Entry** slot = Locate(key, Hash(key));
+  if (slot == nullptr || (*slot)->is_string()) return nullptr;
+  std::unique_ptr<Object> taken((*slot)->object_ptr());
+  (*slot)->value_type = 0;  // the entry no longer owns it
+  Unlink(slot);
+  MaybeResize();
+  return taken;
+}
+
+bool Keyspace::Rename(std::string_view from, std::string_view to) {
+  Entry** src = Locate(from, Hash(from));
+  if (src == nullptr) return false;
+  if (from == to) return true;
+  Entry* old = *src;
+  const uint64_t hash = Hash(to);
+  // The new entry takes the value bytes as they are (a collection's pointer
+  // moves with them), without the token.
+  Entry* e = NewEntry(to, std::string_view(old->bytes() + old->key_len, old->value_len), 0);
+  e->value_type = old->value_type;
+  e->value_kind = old->value_kind;
+  e->access_clock = old->access_clock;
+  const int64_t deadline = old->deadline;
+  old->value_type = 0;  // the collection now belongs to the new entry
+  Unlink(src);
+  e = Replace(Locate(to, hash), e, hash);
+  if (e->has_deadline() && deadline == kNoDeadline) RemoveFromTtlIndex(e);
+  if (!e->has_deadline() && deadline != kNoDeadline) AddToTtlIndex(e);
+  e->deadline = deadline;
+  MaybeResize();
+  return true;
 }
 
 const Keyspace::Entry* Keyspace::RandomEntry() const {

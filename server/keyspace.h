@@ -1,5 +1,6 @@
-// The keyspace: binary-safe string keys and values, each with an optional
-// deadline on the monotonic clock.
+// The keyspace: binary-safe keys, each holding a value — a string, or a hash,
+// set, sorted set or list (types/object.h) — with an optional deadline on the
+// monotonic clock.
 //
 // Contract:
 //  - An expired key is never visible. Every lookup takes the current
@@ -25,19 +26,24 @@
 // keys. Keys with a deadline are also indexed in a dense array for sampling.
 // The header's last word, which alignment would otherwise waste, holds the
 // key's access clock (OBJECT IDLETIME), a few bits the Store keeps about how
-// the value was produced (OBJECT ENCODING), and whether the key has a
-// fencing token (SET … FENCE, see store.h): a fenced entry keeps its 8-byte
-// token right after the value bytes, so a key without one costs nothing.
+// the value was produced (OBJECT ENCODING), the value's type, and whether
+// the key has a fencing token (SET … FENCE, see store.h): a fenced entry
+// keeps its 8-byte token right after the value bytes, so a key without one
+// costs nothing. A collection's value bytes are the pointer to its Object,
+// which the entry owns: a string key pays nothing for the other types.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <random>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "server/types/object.h"
 
 namespace latch {
 
@@ -55,13 +61,20 @@ class Keyspace {
     // When the key was last read or written: seconds of the monotonic clock
     // modulo 2^24, as Redis's LRU clock (it wraps after 194 days).
     uint32_t access_clock : 24;
-    // Opaque to the keyspace: the Store's note of how the value was made.
-    uint32_t value_kind : 7;
+    // Opaque to the keyspace: the Store's note of how a string was made.
+    uint32_t value_kind : 4;
+    // The value's type (ValueType).
+    uint32_t value_type : 3;
     // The entry holds a fencing token after its value.
     uint32_t fenced : 1;
 
     std::string_view key() const { return {bytes(), key_len}; }
+    ValueType type() const { return static_cast<ValueType>(value_type); }
+    bool is_string() const { return value_type == 0; }
+    // A string's bytes (is_string() only).
     std::string_view value() const { return {bytes() + key_len, value_len}; }
+    // A collection (!is_string() only).
+    const Object* object() const { return object_ptr(); }
     bool has_deadline() const { return deadline != kNoDeadline; }
     // The key's fencing token; 0: none.
     uint64_t token() const {
@@ -73,6 +86,11 @@ class Keyspace {
 
    private:
     friend class Keyspace;
+    Object* object_ptr() const {
+      Object* o;
+      std::memcpy(&o, bytes() + key_len, sizeof(o));
+      return o;
+    }
     char* bytes() { return reinterpret_cast<char*>(this + 1); }
     const char* bytes() const { return reinterpret_cast<const char*>(this + 1); }
   };
@@ -112,6 +130,20 @@ class Keyspace {
   // (0: none; kKeepTokenIfSame: see above). Returns the entry.
   const Entry* Set(std::string_view key, std::string_view value, int64_t deadline,
                    bool keep_deadline = false, uint8_t kind = 0, uint64_t token = kKeepTokenIfSame);
+  // Stores the collection `value` under `key`, replacing any previous value
+  // (and its token) and, unless keep_deadline, its deadline.
+  const Entry* SetObject(std::string_view key, std::unique_ptr<Object> value, int64_t deadline,
+                         bool keep_deadline = false);
+  // The collection an entry of this keyspace holds, to change it (the
+  // Store's appliers are the only callers).
+  static Object* MutableObject(const Entry& e) { return e.object_ptr(); }
+  // Removes `key` and hands its collection over instead of freeing it
+  // (MOVE). Null if absent or a string.
+  std::unique_ptr<Object> TakeObject(std::string_view key);
+  // Gives the entry of `from` the name `to` (replacing any `to`), with its
+  // value and deadline; it loses its fencing token (another name is another
+  // lock). False if `from` is absent.
+  bool Rename(std::string_view from, std::string_view to);
 
   // The current time, for the access clock of the entries written next.
   void Tick(int64_t now_ms) { access_clock_ = AccessClock(now_ms); }
@@ -248,6 +280,9 @@ class Keyspace {
   }
   static constexpr uint32_t kAccessClockMax = (1u << 24) - 1;
   static Entry* NewEntry(std::string_view key, std::string_view value, uint64_t token);
+  // A fresh entry for `key` in place of *slot (nullptr: a new key in the
+  // table), keeping the old one's chain and deadline; the old one is freed.
+  Entry* Replace(Entry** slot, Entry* e, uint64_t hash);
   // Bytes of an entry's block: header, key, value and token.
   static size_t BlockBytes(const Entry& e) {
     return sizeof(Entry) + e.key_len + e.value_len + (e.fenced ? sizeof(uint64_t) : 0);

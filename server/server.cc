@@ -65,6 +65,7 @@ Server::Server(Config config, std::unique_ptr<Clock> clock)
   replid_ = RandomHex(40);
   start_mono_ms_ = clock_->MonoMs();
   gate_.Configure(config_);
+  store_.set_encoding_limits(EncodingLimitsOf(config_));
   store_.set_key_observer([this](int db, std::string_view key) {
     watches_.Touched(db, key);
     if (!lock_waits_.empty()) lock_waits_.Touched(DbKey(db, key));
@@ -656,6 +657,7 @@ std::optional<std::string> Server::ApplyEffects(uint32_t effects) {
   if (effects & kEffectLogLevel) log::SetLevel(config_.loglevel);
   if ((effects & kEffectLogWriter) && log_ != nullptr) log_->set_policy(config_.appendfsync);
   if (effects & kEffectDiagnostics) gate_.Configure(config_);
+  if (effects & kEffectEncodings) store_.set_encoding_limits(EncodingLimitsOf(config_));
   return std::nullopt;
 }
 

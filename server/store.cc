@@ -24,7 +24,7 @@ class Store::Observed {
     active_ = true;
     if (const Keyspace::Entry* e = store_.cur_->Peek(key)) {
       had_ = true;
-      old_value_ = e->value();
+      if (e->is_string()) old_value_ = e->value();  // (a collection: no value)
       old_deadline_ = e->deadline;
     }
   }
@@ -39,7 +39,7 @@ class Store::Observed {
     c.old_deadline = old_deadline_;
     if (const Keyspace::Entry* e = store_.cur_->Peek(key_)) {
       c.has = true;
-      c.value = e->value();
+      if (e->is_string()) c.value = e->value();
       c.deadline = e->deadline;
     }
     store_.on_change_(c);
@@ -54,6 +54,75 @@ class Store::Observed {
   bool had_ = false;
   std::string old_value_;  // a copy: the write may free the entry
   int64_t old_deadline_ = kNoDeadline;
+};
+
+// The Store's side of each record kind (record_kinds.h): how a replayed
+// record changes the keyspace. A kind missing here does not compile.
+class Store::Applier final : public aof::Handler {
+ public:
+  // `clock`: the replay's (nullptr for a live write through Store::Apply,
+  // whose kinds carry no times).
+  Applier(Store& store, ReplayClock* clock) : s_(store), clock_(*clock_or_dummy(clock)) {}
+
+  void Clock(const aof::Record& r) override {
+    clock_.have_mark = true;
+    clock_.mark = r.clock;
+  }
+  void Fence(const aof::Record& r) override {
+    // The token of the key the next SET stores.
+    clock_.pending_token = r.token;
+  }
+  void Set(const aof::Record& r) override {
+    // A lease that has ended since is still applied: a later record may
+    // extend it or remove its end (PERSIST), exactly as it did live.
+    // FinishReplay() drops what is expired once every record is in. The
+    // key's token is the fence annotation right before (0: none).
+    int64_t deadline = r.unix_ms != 0 ? NonZero(clock_.Deadline(r.unix_ms)) : kNoDeadline;
+    s_.cur_->Set(r.key, r.value, deadline, false, 0, clock_.pending_token);
+    clock_.pending_token = 0;
+  }
+  void Del(const aof::Record& r) override {
+    for (std::string_view k : r.keys) s_.cur_->Erase(k);
+  }
+  void PExpireAt(const aof::Record& r) override {
+    s_.cur_->SetDeadline(r.key, NonZero(clock_.Deadline(r.unix_ms)));
+  }
+  void Persist(const aof::Record& r) override { s_.cur_->SetDeadline(r.key, kNoDeadline); }
+  void FlushAll(const aof::Record&) override {
+    for (auto& ks : s_.dbs_) ks->Clear();
+  }
+  void FlushDb(const aof::Record&) override { s_.cur_->Clear(); }
+  void Select(const aof::Record& r) override { s_.Select(static_cast<int>(r.db)); }
+  void SwapDb(const aof::Record& r) override {
+    int keep = s_.selected_;
+    s_.SwapKeyspaces(static_cast<int>(r.db), static_cast<int>(r.db2));
+    s_.Select(keep);
+  }
+  // The reader hands whole transactions over: nothing to do at their edges.
+  void Multi(const aof::Record&) override {}
+  void Exec(const aof::Record&) override {}
+  void Rename(const aof::Record& r) override {
+    if (!s_.cur_->Rename(r.args[1], r.args[2])) error = "RENAME of a key that does not exist";
+  }
+
+  // What the last record did (its error: a record this keyspace cannot
+  // take, such as an HSET on a key that holds a string).
+  Applied applied;
+  std::string error;
+
+ private:
+  static ReplayClock* clock_or_dummy(ReplayClock* c) {
+    static thread_local ReplayClock unused;
+    return c != nullptr ? c : &unused;
+  }
+  // A collection record's outcome: its error, if any, is the replay's.
+  void Take(Applied a) {
+    if (!a.error.empty()) error = a.error;
+    applied = std::move(a);
+  }
+
+  Store& s_;
+  ReplayClock& clock_;
 };
 
 int64_t ReplayClock::Deadline(int64_t unix_ms) {
@@ -148,7 +217,7 @@ void Store::OnExpired(int db, std::string_view key) {
     c.key = key;
     c.had = e != nullptr;
     if (e != nullptr) {
-      c.old_value = e->value();
+      if (e->is_string()) c.old_value = e->value();
       c.old_deadline = e->deadline;
     }
     on_change_(c);
@@ -198,6 +267,78 @@ void Store::Put(std::string_view key, std::string_view value, Lease lease, const
     if (e->fenced) log_->Fence(e->token());
     log_->Set(key, value, now.WallFromMono(deadline));
   }
+}
+
+Applied Store::Apply(aof::Op op, std::string_view key, std::span<const std::string_view> rest,
+                     const TimeSnapshot& now) {
+  Observed observed(*this, key);
+  words_.clear();
+  words_.push_back(aof::Kind(op).word);
+  words_.push_back(key);
+  words_.insert(words_.end(), rest.begin(), rest.end());
+  aof::Record r;
+  r.op = op;
+  r.args = words_;
+  r.key = key;
+  cur_->Tick(now.mono);
+  Applier applier(*this, nullptr);
+  aof::Visit(r, applier);
+  // The applier changes memory; the record says what it did. A record that
+  // changed nothing (HDEL of absent fields) is not logged, as a failed
+  // SET NX is not.
+  if (applier.applied.changed && Note(key)) log_->Append(op, key, rest);
+  return std::move(applier.applied);
+}
+
+bool Store::Rename(std::string_view from, std::string_view to, const TimeSnapshot& now) {
+  if (from == to) return cur_->Contains(from);
+  Observed observed_to(*this, to);
+  cur_->Tick(now.mono);
+  if (!cur_->Rename(from, to)) return false;
+  // Both names changed (WATCH, waiters): the old one is gone.
+  if (on_key_) on_key_(selected_, from);
+  if (Note(to)) log_->Append(aof::Op::kRename, {from, to});
+  return true;
+}
+
+void Store::WriteCopy(const Keyspace::Entry& e, std::string_view to, const TimeSnapshot& now) {
+  // The copy's records are those a rewrite would write for it, under the
+  // new name (there is no record of a whole value).
+  if (e.is_string()) {
+    Put(to, e.value(), e.has_deadline() ? Lease::Until(e.deadline) : Lease::None(), now,
+        static_cast<ValueKind>(e.value_kind), /*token=*/0);
+    return;
+  }
+  Observed observed(*this, to);
+  cur_->Tick(now.mono);
+  const Keyspace::Entry* copy =
+      cur_->SetObject(to, e.object()->Clone(), e.has_deadline() ? e.deadline : kNoDeadline);
+  if (!Note(to)) return;
+  if (copy->has_deadline()) NoteClock(now);
+  WriteEntry(*copy, *log_, now);
+}
+
+void Store::Copy(std::string_view from, int to_db, std::string_view to, const TimeSnapshot& now) {
+  const Keyspace::Entry* e = cur_->Peek(from);
+  if (e == nullptr) return;
+  if (to_db == selected_) {
+    WriteCopy(*e, to, now);
+    return;
+  }
+  const int back = selected_;
+  Select(to_db);
+  WriteCopy(*e, to, now);
+  Select(back);
+}
+
+void Store::MoveKey(std::string_view key, int to_db, const TimeSnapshot& now) {
+  const Keyspace::Entry* e = cur_->Peek(key);
+  if (e == nullptr) return;
+  // Its records there (a string without its token: another database is
+  // another lock), then its DEL here, as one transaction.
+  Atomic atomic(*this);
+  Copy(key, to_db, key, now);
+  Delete(key);
 }
 
 void Store::Delete(std::string_view key) {
@@ -347,61 +488,10 @@ std::string Store::CheckReplayable(const aof::Record& r) const {
   return {};
 }
 
-// The Store's side of each record kind (record_kinds.h): how a replayed
-// record changes the keyspace. A kind missing here does not compile.
-class Store::Applier final : public aof::Handler {
- public:
-  Applier(Store& store, ReplayClock& clock) : s_(store), clock_(clock) {}
-
-  void Clock(const aof::Record& r) override {
-    clock_.have_mark = true;
-    clock_.mark = r.clock;
-  }
-  void Fence(const aof::Record& r) override {
-    // The token of the key the next SET stores.
-    clock_.pending_token = r.token;
-  }
-  void Set(const aof::Record& r) override {
-    // A lease that has ended since is still applied: a later record may
-    // extend it or remove its end (PERSIST), exactly as it did live.
-    // FinishReplay() drops what is expired once every record is in. The
-    // key's token is the fence annotation right before (0: none).
-    int64_t deadline = r.unix_ms != 0 ? NonZero(clock_.Deadline(r.unix_ms)) : kNoDeadline;
-    s_.cur_->Set(r.key, r.value, deadline, false, 0, clock_.pending_token);
-    clock_.pending_token = 0;
-  }
-  void Del(const aof::Record& r) override {
-    for (std::string_view k : r.keys) s_.cur_->Erase(k);
-  }
-  void PExpireAt(const aof::Record& r) override {
-    s_.cur_->SetDeadline(r.key, NonZero(clock_.Deadline(r.unix_ms)));
-  }
-  void Persist(const aof::Record& r) override { s_.cur_->SetDeadline(r.key, kNoDeadline); }
-  void FlushAll(const aof::Record&) override {
-    for (auto& ks : s_.dbs_) ks->Clear();
-  }
-  void FlushDb(const aof::Record&) override { s_.cur_->Clear(); }
-  void Select(const aof::Record& r) override { s_.Select(static_cast<int>(r.db)); }
-  void SwapDb(const aof::Record& r) override {
-    int keep = s_.selected_;
-    s_.SwapKeyspaces(static_cast<int>(r.db), static_cast<int>(r.db2));
-    s_.Select(keep);
-  }
-  // The reader hands whole transactions over: nothing to do at their edges.
-  void Multi(const aof::Record&) override {}
-  void Exec(const aof::Record&) override {}
-
-  std::string error;
-
- private:
-  Store& s_;
-  ReplayClock& clock_;
-};
-
 std::string Store::Replay(const aof::Record& r, ReplayClock& clock) {
   if (std::string why = CheckReplayable(r); !why.empty()) return why;
   cur_->Tick(clock.now.mono);  // a replayed key was last written at the replay
-  Applier applier(*this, clock);
+  Applier applier(*this, &clock);
   aof::Visit(r, applier);
   return std::move(applier.error);
 }
@@ -414,6 +504,18 @@ size_t Store::FinishReplay(ReplayClock& clock) {
   return n;
 }
 
+void Store::WriteEntry(const Keyspace::Entry& e, aof::Batch& out, const TimeSnapshot& now) {
+  if (e.is_string()) {
+    if (e.fenced) out.Fence(e.token());
+    out.Set(e.key(), e.value(), e.has_deadline() ? now.WallFromMono(e.deadline) : 0);
+    return;
+  }
+  // A collection: its elements in batches, then its lease, as Redis's
+  // rewrite writes them.
+  e.object()->WriteRecords(e.key(), out);
+  if (e.has_deadline()) out.PExpireAt(e.key(), now.WallFromMono(e.deadline));
+}
+
 bool Store::WriteSnapshot(aof::Batch& out, const std::function<bool()>& drain,
                           const TimeSnapshot& now) const {
   out.Clock(aof::ClockMark{clock_id_, now.mono, now.wall_ms});
@@ -424,8 +526,7 @@ bool Store::WriteSnapshot(aof::Batch& out, const std::function<bool()>& drain,
     dbs_[db]->ForEach([&](const Keyspace::Entry& e) {
       if (!ok) return;
       if (e.has_deadline() && now.mono > e.deadline) return;  // expired: leave it out
-      if (e.fenced) out.Fence(e.token());
-      out.Set(e.key(), e.value(), e.has_deadline() ? now.WallFromMono(e.deadline) : 0);
+      WriteEntry(e, out, now);
       if (out.size() >= (1 << 20)) ok = drain();
     });
   }

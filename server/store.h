@@ -215,6 +215,25 @@ class Store {
            ValueKind kind = ValueKind::kAsSet, uint64_t token = Keyspace::kKeepTokenIfSame);
   // Removes a key that exists (call Find first). Logged as DEL.
   void Delete(std::string_view key);
+  // A write to a collection (types/object.h): applies the record `op` (a
+  // kind of record_kinds.h) with `key` and the words `rest` to the selected
+  // database — the same applier a replay runs — and logs it when it changed
+  // anything. The caller checked the key's type; the record is the effect
+  // (HINCRBY gives HSET key field <new value>). Returns what it did.
+  Applied Apply(aof::Op op, std::string_view key, std::span<const std::string_view> rest,
+                const TimeSnapshot& now);
+  // RENAME: `from` (which exists) takes the name `to`, replacing any key
+  // there, with its value and lease and without its fencing token. Logged
+  // as RENAME.
+  bool Rename(std::string_view from, std::string_view to, const TimeSnapshot& now);
+  // COPY: a copy of `from` (which exists) under `to` in database `to_db`
+  // (any key there already gone: the caller deletes it), with its lease,
+  // without its token. Logged as the records that rebuild it.
+  void Copy(std::string_view from, int to_db, std::string_view to, const TimeSnapshot& now);
+  // MOVE: `key` (which exists) goes to database `to_db` (where the caller
+  // found it free), without its token: its records there and its DEL here,
+  // as one transaction.
+  void MoveKey(std::string_view key, int to_db, const TimeSnapshot& now);
   // Gives an existing key a new deadline; one not after now deletes it (as
   // Redis's EXPIRE does for a time already reached).
   void SetDeadline(std::string_view key, int64_t deadline, const TimeSnapshot& now);
@@ -261,6 +280,10 @@ class Store {
   // changed something when this moved.
   uint64_t changes() const { return changes_; }
 
+  // When collections leave their compact encodings (CONFIG SET).
+  void set_encoding_limits(const EncodingLimits& limits) { limits_ = limits; }
+  const EncodingLimits& encoding_limits() const { return limits_; }
+
   // ---- expiry and housekeeping (every database)
   size_t ActiveExpireCycle(int64_t now, int64_t budget_us);
   bool RehashStep(int buckets);
@@ -286,6 +309,9 @@ class Store {
  private:
   // Each record kind's effect on the keyspace (store.cc).
   class Applier;
+  // The records that rebuild one entry (a rewrite, COPY, MOVE).
+  static void WriteEntry(const Keyspace::Entry& e, aof::Batch& out, const TimeSnapshot& now);
+  void WriteCopy(const Keyspace::Entry& e, std::string_view to, const TimeSnapshot& now);
   // SWAPDB's effect, live and in replay (fenced keys lose their tokens).
   void SwapKeyspaces(int a, int b);
   // Counts the change, tells the observer, opens a pending MULTI. Whether
@@ -303,6 +329,8 @@ class Store {
   void OnExpired(int db, std::string_view key);
 
   std::vector<std::unique_ptr<Keyspace>> dbs_;
+  EncodingLimits limits_;
+  std::vector<std::string_view> words_;  // Apply's record, reused
   Keyspace* cur_ = nullptr;
   int selected_ = 0;
   int logged_db_ = -1;    // the database of the last record (-1: none yet)

@@ -27,6 +27,8 @@ inline constexpr uint32_t kLease = kCmdGrantsLease;
 
 inline constexpr std::string_view kSyntaxError = "ERR syntax error";
 inline constexpr std::string_view kNotInteger = "ERR value is not an integer or out of range";
+inline constexpr std::string_view kWrongType =
+    "WRONGTYPE Operation against a key holding the wrong kind of value";
 
 // Parses an integer argument, replying Redis's error when it is not one.
 inline std::optional<int64_t> IntArgOrReply(CommandContext& ctx, std::string_view arg) {
@@ -58,6 +60,37 @@ inline const Keyspace::Entry* FindForRead(CommandContext& ctx, std::string_view 
   const Keyspace::Entry* e = ctx.store.Find(key, ctx.now);
   ++(e != nullptr ? ctx.stats.keyspace_hits : ctx.stats.keyspace_misses);
   return e;
+}
+
+// How a typed lookup counts: a read (keyspace hits and misses, as
+// lookupKeyRead) or a write's look before it changes the key (lookupKeyWrite:
+// not counted).
+enum class Access { kRead, kWrite };
+
+// Finds `key` for a command of `type`'s family. True with *out the live
+// entry, or nullptr when the key is absent; false after replying WRONGTYPE
+// when it holds another type (Redis's checkType).
+inline bool FindTyped(CommandContext& ctx, std::string_view key, ValueType type,
+                      const Keyspace::Entry** out, Access access = Access::kRead) {
+  const Keyspace::Entry* e =
+      access == Access::kRead ? FindForRead(ctx, key) : ctx.store.Find(key, ctx.now);
+  if (e != nullptr && e->type() != type) {
+    ctx.reply.Error(kWrongType);
+    return false;
+  }
+  *out = e;
+  return true;
+}
+
+// The same for a collection class T (types/: T::kType names its type):
+// *out is the value, or nullptr when the key is absent.
+template <typename T>
+bool FindAs(CommandContext& ctx, std::string_view key, const T** out,
+            Access access = Access::kRead) {
+  const Keyspace::Entry* e;
+  if (!FindTyped(ctx, key, T::kType, &e, access)) return false;
+  *out = e != nullptr ? static_cast<const T*>(e->object()) : nullptr;
+  return true;
 }
 
 // The reply to a HELP subcommand in Redis's words: "<COMMAND> <subcommand>

@@ -95,44 +95,126 @@ void Move(CommandContext& ctx) {
   }
   // The key goes with its value, lease and encoding, not its fencing token:
   // in another database it is another lock, whose last holder may have had
-  // a larger token (see "Fencing tokens" in store.h).
-  std::string value(e->value());
+  // a larger token (see "Fencing tokens" in store.h). Its holder now holds
+  // it there: a grant, of a key that must be free to take there (not
+  // stored, nobody queued for it).
   const int64_t deadline = e->deadline;
-  const auto kind = static_cast<ValueKind>(e->value_kind);
-  // The key's holder now holds it in another database: a grant there, of a
-  // key that must be free to take (not stored, nobody queued for it).
-  Store::Atomic atomic(ctx.store);
   ctx.store.Select(*dst);
-  Grants::Result granted;
-  granted.outcome = Grants::Result::kRefusedForGood;
-  if (ctx.grants.Free(*dst, key, ctx.now)) {
-    Grants::Request g;
-    g.key = key;
-    g.value = value;
-    g.lease = deadline == kNoDeadline ? Lease::None() : Lease::Until(deadline);
-    g.kind = kind;
-    granted = ctx.grants.Grant(g, ctx.now);
-    // (Without FENCE the moved key holds no token: its value is new there.)
-  }
+  const bool free = ctx.grants.Free(*dst, key, ctx.now);
   ctx.store.Select(src);
-  if (!granted.granted()) {
-    if (granted.refusal.empty()) {
-      ctx.reply.Int(0);  // taken there
+  if (!free) {
+    ctx.reply.Int(0);
+    return;
+  }
+  if (!ctx.AdmitGrant(deadline)) return;
+  ctx.store.MoveKey(key, *dst, ctx.now);
+  ctx.reply.Int(1);
+}
+
+// RENAME key newkey / RENAMENX key newkey: the value and its lease under
+// another name (replacing, or only if the name is free). The new name is
+// another lock: the key arrives without its fencing token, and RENAMENX
+// finds the name taken while clients wait for it (SET … NX WAIT), as SET NX
+// would. Either gives newkey a value: the grant operation admits it.
+void RenameGeneric(CommandContext& ctx, bool nx) {
+  std::string_view from = ctx.argv[1], to = ctx.argv[2];
+  const Keyspace::Entry* e = ctx.store.Find(from, ctx.now);
+  if (e == nullptr) {
+    ctx.reply.Error("ERR no such key");
+    return;
+  }
+  if (from == to) {  // Redis: nothing to do (RENAMENX answers 0)
+    if (nx) {
+      ctx.reply.Int(0);
     } else {
-      ctx.ReplyRefusal(granted.refusal);
+      ctx.reply.Ok();
     }
     return;
   }
-  ctx.store.Delete(key);
+  const int64_t deadline = e->deadline;
+  if (nx && ctx.TakenForAcquire(to)) {
+    ctx.reply.Int(0);
+    return;
+  }
+  if (!ctx.AdmitGrant(deadline)) return;
+  ctx.store.Rename(from, to, ctx.now);
+  if (nx) {
+    ctx.reply.Int(1);
+  } else {
+    ctx.reply.Ok();
+  }
+}
+
+void Rename(CommandContext& ctx) {
+  RenameGeneric(ctx, false);
+}
+
+void RenameNx(CommandContext& ctx) {
+  RenameGeneric(ctx, true);
+}
+
+// COPY source destination [DB destination-db] [REPLACE]: a copy of the
+// value and its lease, in this or another database; 1 if copied, 0 if the
+// destination exists without REPLACE. Like RENAMENX, a destination somebody
+// waits for is taken; the copy is a grant of the destination.
+void Copy(CommandContext& ctx) {
+  std::string_view from = ctx.argv[1], to = ctx.argv[2];
+  const int src = ctx.store.selected();
+  int dst = src;
+  bool replace = false;
+  for (size_t j = 3; j < ctx.argv.size(); ++j) {
+    if (IsWord(ctx.argv[j], "REPLACE")) {
+      replace = true;
+    } else if (IsWord(ctx.argv[j], "DB") && j + 1 < ctx.argv.size()) {
+      auto v = ParseInt64(ctx.argv[++j]);
+      if (!v || *v < INT32_MIN || *v > INT32_MAX) {
+        ctx.reply.Error(kNotInteger);
+        return;
+      }
+      if (*v < 0 || *v >= ctx.store.databases()) {
+        ctx.reply.Error("ERR DB index is out of range");
+        return;
+      }
+      dst = static_cast<int>(*v);
+    } else {
+      ctx.reply.Error(kSyntaxError);
+      return;
+    }
+  }
+  if (src == dst && from == to) {
+    ctx.reply.Error("ERR source and destination objects are the same");
+    return;
+  }
+  const Keyspace::Entry* e = ctx.store.Find(from, ctx.now);
+  if (e == nullptr) {
+    ctx.reply.Int(0);
+    return;
+  }
+  const int64_t deadline = e->deadline;
+  ctx.store.Select(dst);
+  const bool exists = ctx.store.Find(to, ctx.now) != nullptr;
+  const bool queued = ctx.grants.Queued(dst, to);
+  ctx.store.Select(src);
+  if ((exists && !replace) || queued) {
+    ctx.reply.Int(0);
+    return;
+  }
+  if (!ctx.AdmitGrant(deadline)) return;
+  {
+    Store::Atomic atomic(ctx.store);
+    if (exists) {
+      ctx.store.Select(dst);
+      ctx.store.Delete(to);
+      ctx.store.Select(src);
+    }
+    ctx.store.Copy(from, dst, to, ctx.now);
+  }
   ctx.reply.Int(1);
 }
 
 // ---------------------------------------------------------------- KEYS, SCAN
 
 namespace {
-
-// A key's type as TYPE and SCAN's TYPE filter name it: latch stores strings.
-constexpr std::string_view kString = "string";
 
 bool Expired(const Keyspace::Entry& e, const TimeSnapshot& now) {
   return e.has_deadline() && now.mono > e.deadline;
@@ -215,7 +297,7 @@ void Scan(CommandContext& ctx) {
     // Looking the key up expires it if its lease is over; it is not an
     // access (OBJECT IDLETIME).
     const Keyspace::Entry* e = ctx.store.Find(k, ctx.now, /*touch=*/false);
-    if (use_type && !EqualsIgnoreCase(type, e != nullptr ? kString : "none")) continue;
+    if (use_type && !EqualsIgnoreCase(type, e != nullptr ? TypeName(e->type()) : "none")) continue;
     if (e == nullptr) continue;
     out.push_back(std::move(k));
   }
@@ -227,7 +309,7 @@ void Scan(CommandContext& ctx) {
 
 void Type(CommandContext& ctx) {
   const Keyspace::Entry* e = ctx.store.Find(ctx.argv[1], ctx.now, /*touch=*/false);
-  ctx.reply.Simple(e != nullptr ? kString : "none");
+  ctx.reply.Simple(e != nullptr ? TypeName(e->type()) : "none");
 }
 
 void RandomKey(CommandContext& ctx) {
@@ -269,6 +351,7 @@ namespace {
 // encoding behave as with Redis.
 std::string_view EncodingOf(const Keyspace::Entry& e, std::optional<int64_t>* as_int = nullptr) {
   constexpr uint32_t kEmbstrLimit = 44;
+  if (!e.is_string()) return e.object()->encoding();  // the type's own (types/)
   auto kind = static_cast<ValueKind>(e.value_kind);
   if (kind == ValueKind::kRaw) return "raw";
   if (kind == ValueKind::kAsSet && e.value_len <= 20) {
@@ -365,6 +448,22 @@ void RegisterKeyspace(CommandRegistry& r) {
       Keys(Cmd("move", 3, kWrite | kFast | kLease, Move, {"keyspace", "write", "fast"},
                {"Move a key to another database", "1.0.0", "generic", "O(1)"}, {Key(), Int("db")}),
            1, 1, 1, {"RW", "access", "update"}));
+  // ---- names (any type)
+  r.Add(Keys(Cmd("rename", 3, kWrite | kLease, Rename, {"keyspace", "write", "slow"},
+                 {"Rename a key", "1.0.0", "generic", "O(1)"}, {Key(), Key("newkey")}),
+             1, 2, 1, {"RW", "access", "delete"}));
+  r.Add(Keys(Cmd("renamenx", 3, kWrite | kFast | kLease, RenameNx, {"keyspace", "write", "fast"},
+                 {"Rename a key, only if the new key does not exist", "1.0.0", "generic", "O(1)"},
+                 {Key(), Key("newkey")}),
+             1, 2, 1, {"RW", "access", "delete"}));
+  r.Add(
+      Keys(Cmd("copy", -3, kWrite | kCmdDenyOom | kLease, Copy, {"keyspace", "write", "slow"},
+               {"Copy a key", "6.2.0", "generic",
+                "O(N) worst case for collections, where N is the number of nested items. O(1) for "
+                "string values."},
+               {Key("source"), Key("destination"), Optional(Int("destination-db", "DB")),
+                Optional(Token("replace", "REPLACE"))}),
+           1, 2, 1, {"RO", "access"}));
   r.Add(Cmd("flushdb", -1, kWrite, FlushAll, {"keyspace", "write", "slow", "dangerous"},
             srv("Remove all keys from the current database", "1.0.0",
                 "O(N) where N is the number of keys in the selected database"),

@@ -35,6 +35,10 @@ void Fence(CommandContext& ctx) {
 void LockInfo(CommandContext& ctx) {
   std::string_view key = ctx.argv[1];
   const Keyspace::Entry* e = ctx.store.Find(key, ctx.now, /*touch=*/false);
+  if (e != nullptr && !e->is_string()) {
+    ctx.reply.Error(kWrongType);  // a lock's holder is a string value
+    return;
+  }
   const int64_t waiters = static_cast<int64_t>(ctx.grants.Waiters(ctx.session.db, key));
   int64_t pttl = -2;
   if (e != nullptr)

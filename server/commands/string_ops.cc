@@ -30,7 +30,8 @@ constexpr std::string_view kTooLong =
 // with it.
 void IncrBy(CommandContext& ctx, int64_t delta) {
   std::string_view key = ctx.argv[1];
-  const Keyspace::Entry* e = ctx.store.Find(key, ctx.now);
+  const Keyspace::Entry* e;
+  if (!FindTyped(ctx, key, ValueType::kString, &e, Access::kWrite)) return;
   int64_t value = 0;
   int64_t lease = kNoDeadline;
   if (e != nullptr) {
@@ -162,7 +163,8 @@ void IncrByFloat(CommandContext& ctx) {
   // log records (as SET with the key's lease), so a replay gives back the
   // same digits.
   std::string_view key = ctx.argv[1];
-  const Keyspace::Entry* e = ctx.store.Find(key, ctx.now);
+  const Keyspace::Entry* e;
+  if (!FindTyped(ctx, key, ValueType::kString, &e, Access::kWrite)) return;
   long double value = 0;
   int64_t lease = kNoDeadline;
   if (e != nullptr) {
@@ -196,7 +198,7 @@ void MGet(CommandContext& ctx) {
   ctx.reply.Array(ctx.argv.size() - 1);
   for (size_t i = 1; i < ctx.argv.size(); ++i) {
     const Keyspace::Entry* e = FindForRead(ctx, ctx.argv[i]);
-    if (e == nullptr) {
+    if (e == nullptr || !e->is_string()) {  // (another type reads as nil, as in Redis)
       ctx.reply.Null();
     } else {
       ctx.reply.Bulk(e->value());
@@ -253,7 +255,8 @@ void MSetNx(CommandContext& ctx) {
 
 void GetDel(CommandContext& ctx) {
   std::string_view key = ctx.argv[1];
-  const Keyspace::Entry* e = FindForRead(ctx, key);
+  const Keyspace::Entry* e;
+  if (!FindTyped(ctx, key, ValueType::kString, &e, Access::kRead)) return;
   if (e == nullptr) {
     ctx.reply.Null();
     return;
@@ -273,7 +276,8 @@ void GetEx(CommandContext& ctx) {
     return;
   }
   std::string_view key = ctx.argv[1];
-  const Keyspace::Entry* e = FindForRead(ctx, key);
+  const Keyspace::Entry* e;
+  if (!FindTyped(ctx, key, ValueType::kString, &e, Access::kRead)) return;
   if (e == nullptr) {
     ctx.reply.Null();
     return;
@@ -326,7 +330,8 @@ void GetEx(CommandContext& ctx) {
 
 void GetSet(CommandContext& ctx) {
   std::string_view key = ctx.argv[1];
-  const Keyspace::Entry* e = FindForRead(ctx, key);
+  const Keyspace::Entry* e;
+  if (!FindTyped(ctx, key, ValueType::kString, &e, Access::kRead)) return;
   // The new value replaces the old one and its lease.
   if (!ctx.AdmitGrant(kNoDeadline)) return;
   if (e == nullptr) {
@@ -341,7 +346,8 @@ void GetSet(CommandContext& ctx) {
 
 void Append(CommandContext& ctx) {
   std::string_view key = ctx.argv[1], tail = ctx.argv[2];
-  const Keyspace::Entry* e = ctx.store.Find(key, ctx.now);
+  const Keyspace::Entry* e;
+  if (!FindTyped(ctx, key, ValueType::kString, &e, Access::kWrite)) return;
   if (e == nullptr) {
     // A new key, stored as SET would store it.
     if (!ctx.AdmitGrant(kNoDeadline)) return;
@@ -362,7 +368,8 @@ void Append(CommandContext& ctx) {
 }
 
 void StrLen(CommandContext& ctx) {
-  const Keyspace::Entry* e = FindForRead(ctx, ctx.argv[1]);
+  const Keyspace::Entry* e;
+  if (!FindTyped(ctx, ctx.argv[1], ValueType::kString, &e, Access::kRead)) return;
   ctx.reply.Int(e == nullptr ? 0 : static_cast<int64_t>(e->value_len));
 }
 
@@ -373,7 +380,8 @@ void GetRange(CommandContext& ctx) {
   if (!start) return;
   auto end = IntArgOrReply(ctx, ctx.argv[3]);
   if (!end) return;
-  const Keyspace::Entry* e = FindForRead(ctx, ctx.argv[1]);
+  const Keyspace::Entry* e;
+  if (!FindTyped(ctx, ctx.argv[1], ValueType::kString, &e, Access::kRead)) return;
   if (e == nullptr) {
     ctx.reply.Bulk("");
     return;
@@ -405,7 +413,8 @@ void SetRange(CommandContext& ctx) {
     return;
   }
   const auto at = static_cast<uint64_t>(*offset);
-  const Keyspace::Entry* e = ctx.store.Find(key, ctx.now);
+  const Keyspace::Entry* e;
+  if (!FindTyped(ctx, key, ValueType::kString, &e, Access::kWrite)) return;
   // Writing nothing changes nothing (and creates no key).
   if (patch.empty()) {
     ctx.reply.Int(e == nullptr ? 0 : static_cast<int64_t>(e->value_len));

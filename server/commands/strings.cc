@@ -200,6 +200,14 @@ void ApplySet(CommandContext& ctx, const SetArgs& a) {
   if (a.wait && !ResolveWaitTimeout(ctx, a.wait_arg, &wait_until)) return;
 
   const Keyspace::Entry* old = ctx.store.Find(a.key, ctx.now);
+  // SET replaces a value of any type, but GET and the comparisons read the
+  // old one, which must then be a string.
+  const bool reads_old = a.get || (a.condition != Condition::kNone &&
+                                   a.condition != Condition::kNx && a.condition != Condition::kXx);
+  if (reads_old && old != nullptr && !old->is_string()) {
+    ctx.reply.Error(kWrongType);
+    return;
+  }
   if ((a.condition == Condition::kIfDeq || a.condition == Condition::kIfDne) && old != nullptr &&
       a.match.size() != 16) {
     ctx.reply.Error(kDigestLengthError);
@@ -333,7 +341,8 @@ void SetNx(CommandContext& ctx) {
 }
 
 void Get(CommandContext& ctx) {
-  const Keyspace::Entry* e = FindForRead(ctx, ctx.argv[1]);
+  const Keyspace::Entry* e;
+  if (!FindTyped(ctx, ctx.argv[1], ValueType::kString, &e)) return;
   if (e == nullptr) {
     ctx.reply.Null();
     return;
@@ -364,7 +373,8 @@ void Exists(CommandContext& ctx) {
 
 void DelIfEq(CommandContext& ctx) {
   std::string_view key = ctx.argv[1];
-  const Keyspace::Entry* e = ctx.store.Find(key, ctx.now);
+  const Keyspace::Entry* e;
+  if (!FindTyped(ctx, key, ValueType::kString, &e, Access::kWrite)) return;
   if (e == nullptr || e->value() != ctx.argv[2]) {
     ctx.reply.Int(0);
     return;
@@ -389,6 +399,10 @@ void DelEx(CommandContext& ctx) {
     return;
   }
   bool matches = true;
+  if (ctx.argv.size() == 4 && !e->is_string()) {
+    ctx.reply.Error(kWrongType);  // a condition compares a string value
+    return;
+  }
   if (ctx.argv.size() == 4) {
     std::string_view cond = ctx.argv[2], operand = ctx.argv[3];
     if (IsWord(cond, "IFEQ")) {
@@ -415,7 +429,8 @@ void DelEx(CommandContext& ctx) {
 }
 
 void Digest(CommandContext& ctx) {
-  const Keyspace::Entry* e = ctx.store.Find(ctx.argv[1], ctx.now);
+  const Keyspace::Entry* e;
+  if (!FindTyped(ctx, ctx.argv[1], ValueType::kString, &e)) return;
   if (e == nullptr) {
     ctx.reply.Null();
     return;

@@ -187,6 +187,14 @@ class ModelApplier final : public latch::aof::Handler {
   void Select(const Record& r) override { m_.db = static_cast<int>(r.db); }
   void Multi(const Record&) override {}
   void Exec(const Record&) override {}
+  void Rename(const Record& r) override {
+    auto it = m_.keys().find(r.args[1]);
+    if (it == m_.keys().end()) return;
+    ModelEntry moved = std::move(it->second);
+    moved.token = 0;  // another name is another lock
+    m_.keys().erase(it);
+    m_.keys()[std::string(r.args[2])] = std::move(moved);
+  }
 
  private:
   Model& m_;

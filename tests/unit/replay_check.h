@@ -18,13 +18,24 @@ namespace latch::test {
 
 // One key as the comparison sees it.
 struct KeyState {
-  std::string value;
+  std::string value;                // a string's bytes
+  const Object* object = nullptr;   // a collection (compared with Object::Equals)
   int64_t deadline = kNoDeadline;
   uint64_t token = 0;
-  bool operator==(const KeyState&) const = default;
+  bool operator==(const KeyState& o) const {
+    if ((object == nullptr) != (o.object == nullptr)) return false;
+    if (object != nullptr && !object->Equals(*o.object)) return false;
+    return value == o.value && deadline == o.deadline && token == o.token;
+  }
 };
 inline std::ostream& operator<<(std::ostream& os, const KeyState& k) {
-  return os << "{" << k.value << ", deadline " << k.deadline << ", token " << k.token << "}";
+  if (k.object != nullptr) {
+    os << "{" << TypeName(k.object->type()) << " of " << k.object->size() << " ("
+       << k.object->encoding() << ")";
+  } else {
+    os << "{" << k.value;
+  }
+  return os << ", deadline " << k.deadline << ", token " << k.token << "}";
 }
 
 // (database, key) -> its state.
@@ -38,7 +49,15 @@ inline Snapshot LiveKeys(const Store& store, int64_t now) {
   for (int db = 0; db < store.databases(); ++db) {
     store.keyspace_of(db).ForEach([&](const Keyspace::Entry& e) {
       if (e.has_deadline() && e.deadline <= now) return;
-      out[{db, std::string(e.key())}] = {std::string(e.value()), e.deadline, e.token()};
+      KeyState k;
+      if (e.is_string()) {
+        k.value = std::string(e.value());
+      } else {
+        k.object = e.object();
+      }
+      k.deadline = e.deadline;
+      k.token = e.token();
+      out[{db, std::string(e.key())}] = std::move(k);
     });
   }
   return out;

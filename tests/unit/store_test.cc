@@ -83,7 +83,7 @@ std::vector<std::string> RandomCommand(std::mt19937_64& rng, int64_t wall_ms) {
       // The databases: a record's SELECT must follow the connection between
       // them, and FLUSHDB, SWAPDB and MOVE must replay into the right ones.
       std::string db = std::to_string(pick(4));
-      switch (pick(8)) {
+      switch (pick(11)) {
         case 0:
           return {"FLUSHDB"};
         case 1:
@@ -91,6 +91,12 @@ std::vector<std::string> RandomCommand(std::mt19937_64& rng, int64_t wall_ms) {
         case 2:
         case 3:
           return {"MOVE", key, db};
+        case 8:
+          return {pick(2) ? "RENAME" : "RENAMENX", key, "k" + std::to_string(pick(24))};
+        case 9:
+          return {"COPY", key, "k" + std::to_string(pick(24)), "DB", db};
+        case 10:
+          return {"COPY", key, "k" + std::to_string(pick(24)), "REPLACE"};
         default:
           return {"SELECT", db};
       }

@@ -1,0 +1,170 @@
+// The shared containers of the collection types (server/types/): PackedList
+// (the compact encoding) and Dict (the hash table), checked against plain
+// std:: models over random operations.
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+
+#include "server/types/dict.h"
+#include "server/types/packed.h"
+
+namespace latch {
+namespace {
+
+std::string RandomValue(std::mt19937_64& rng) {
+  // Lengths around the varint boundaries (127/128, 16383/16384) too.
+  static const size_t kLengths[] = {0, 1, 5, 20, 126, 127, 128, 129, 300, 16383, 16384};
+  size_t len = kLengths[rng() % std::size(kLengths)];
+  std::string s(len, '\0');
+  for (char& c : s) c = static_cast<char>(rng() & 0xff);
+  return s;
+}
+
+std::deque<std::string> Contents(const PackedList& p) {
+  std::deque<std::string> out;
+  for (size_t pos = p.begin(); pos < p.end(); pos = p.Next(pos)) out.emplace_back(p.At(pos));
+  return out;
+}
+
+std::deque<std::string> ContentsBackward(const PackedList& p) {
+  std::deque<std::string> out;
+  for (size_t pos = p.Prev(p.end()); pos != p.end(); pos = p.Prev(pos)) {
+    out.emplace_front(p.At(pos));
+    if (pos == p.begin()) break;
+  }
+  return out;
+}
+
+TEST(PackedListTest, MatchesADequeBothWays) {
+  std::mt19937_64 rng(7);
+  PackedList p;
+  std::deque<std::string> model;
+  for (int step = 0; step < 4000; ++step) {
+    const int op = static_cast<int>(rng() % 6);
+    const auto n = static_cast<int64_t>(model.size());
+    if (op == 0 || n == 0) {
+      std::string v = RandomValue(rng);
+      p.PushBack(v);
+      model.push_back(v);
+    } else if (op == 1) {
+      std::string v = RandomValue(rng);
+      p.PushFront(v);
+      model.push_front(v);
+    } else if (op == 2) {
+      int64_t i = static_cast<int64_t>(rng() % static_cast<uint64_t>(n + 1));
+      std::string v = RandomValue(rng);
+      p.Insert(i == n ? p.end() : p.Seek(i), v);
+      model.insert(model.begin() + i, v);
+    } else if (op == 3) {
+      int64_t i = static_cast<int64_t>(rng() % static_cast<uint64_t>(n));
+      std::string v = RandomValue(rng);
+      p.Replace(p.Seek(i), v);
+      model[static_cast<size_t>(i)] = v;
+    } else if (op == 4) {
+      int64_t i = static_cast<int64_t>(rng() % static_cast<uint64_t>(n));
+      size_t count = 1 + rng() % 3;
+      p.Erase(p.Seek(i), count);
+      model.erase(model.begin() + i,
+                  model.begin() + std::min<int64_t>(n, i + static_cast<int64_t>(count)));
+    } else {
+      int64_t i = static_cast<int64_t>(rng() % static_cast<uint64_t>(n));
+      EXPECT_EQ(p.At(p.Seek(i)), model[static_cast<size_t>(i)]);
+      EXPECT_EQ(p.At(p.Seek(i - n)), model[static_cast<size_t>(i)]);
+    }
+    ASSERT_EQ(p.size(), model.size());
+    if (step % 97 == 0) {
+      ASSERT_EQ(Contents(p), model);
+      ASSERT_EQ(ContentsBackward(p), model);
+    }
+  }
+  EXPECT_EQ(p.Seek(static_cast<int64_t>(model.size())), p.end());
+  EXPECT_EQ(p.Seek(-static_cast<int64_t>(model.size()) - 1), p.end());
+}
+
+TEST(PackedListTest, FindStridesOverPairs) {
+  PackedList p;
+  for (std::string s : {"f1", "v1", "v1", "f2", "f2", "x"}) p.PushBack(s);
+  // As field/value pairs: f1→v1, v1→f2, f2→x. "f2" as a field is the third pair.
+  EXPECT_EQ(p.At(p.Next(p.Find("f2", 0, 2))), "x");
+  EXPECT_EQ(p.Find("missing", 0, 2), p.end());
+  EXPECT_EQ(p.At(p.Find("f2")), "f2");
+}
+
+TEST(DictTest, MatchesAMapThroughGrowthAndShrinking) {
+  std::mt19937_64 rng(11);
+  Dict d;
+  std::map<std::string, std::string> model;
+  for (int step = 0; step < 60000; ++step) {
+    std::string key = "k" + std::to_string(rng() % (step < 30000 ? 20000 : 500));
+    switch (rng() % 3) {
+      case 0: {
+        std::string value = std::to_string(rng() % 1000);
+        auto [node, inserted] = d.Set(key, value);
+        EXPECT_EQ(inserted, model.count(key) == 0);
+        EXPECT_EQ(node->value(), value);
+        model[key] = value;
+        break;
+      }
+      case 1:
+        EXPECT_EQ(d.Erase(key), model.erase(key) == 1);
+        break;
+      default: {
+        const Dict::Node* n = d.Find(key);
+        auto it = model.find(key);
+        ASSERT_EQ(n != nullptr, it != model.end());
+        if (n != nullptr) {
+          EXPECT_EQ(n->value(), it->second);
+        }
+      }
+    }
+    ASSERT_EQ(d.size(), model.size());
+  }
+  std::map<std::string, std::string> seen;
+  d.ForEach([&](const Dict::Node& n) { seen[std::string(n.key())] = n.value(); });
+  EXPECT_EQ(seen, model);
+  Dict copy(d);
+  EXPECT_EQ(copy.size(), d.size());
+  for (const auto& [k, v] : model) EXPECT_EQ(copy.Find(k)->value(), v);
+}
+
+TEST(DictTest, ScanReturnsEveryKeyPresentThroughoutDespiteResizes) {
+  std::mt19937_64 rng(3);
+  Dict d;
+  for (int i = 0; i < 1000; ++i) d.Set("stay" + std::to_string(i));
+  std::set<std::string> seen;
+  uint64_t cursor = 0;
+  int calls = 0;
+  do {
+    cursor = d.Scan(cursor, [&](const Dict::Node& n) { seen.emplace(n.key()); });
+    // Between calls the table grows and shrinks under other keys.
+    for (int j = 0; j < 200; ++j) {
+      std::string k = "churn" + std::to_string(rng() % 5000);
+      if (rng() % 2) {
+        d.Set(k);
+      } else {
+        d.Erase(k);
+      }
+    }
+    ++calls;
+  } while (cursor != 0 && calls < 100000);
+  EXPECT_EQ(cursor, 0u);
+  for (int i = 0; i < 1000; ++i) EXPECT_TRUE(seen.count("stay" + std::to_string(i))) << i;
+}
+
+TEST(DictTest, RandomReachesEveryKey) {
+  std::mt19937_64 rng(5);
+  Dict d;
+  for (int i = 0; i < 50; ++i) d.Set(std::to_string(i));
+  std::set<std::string> seen;
+  for (int i = 0; i < 5000; ++i) seen.emplace(d.Random(rng)->key());
+  EXPECT_EQ(seen.size(), 50u);
+  Dict empty;
+  EXPECT_EQ(empty.Random(rng), nullptr);
+}
+
+}  // namespace
+}  // namespace latch
