@@ -37,6 +37,7 @@ namespace latch {
 
 class Grants;
 class Parking;
+class PubSub;
 class ServerControl;
 class Session;
 class Store;
@@ -69,6 +70,9 @@ enum CommandFlag : uint32_t {
   // latch: answers PING-like health checks; refused with MISCONF when the
   // log cannot be written, as Redis does for PING.
   kCmdHealthCheck = 1u << 18,
+  // latch: allowed on a RESP2 connection in subscribed mode (the
+  // (P|S)(UN)SUBSCRIBE family, PING, QUIT, RESET), as Redis allows.
+  kCmdSubscribedContext = 1u << 19,
 };
 
 // One argument in COMMAND DOCS, in Redis's structure (name, type, token,
@@ -112,8 +116,8 @@ class CommandRunner {
 struct CommandContext {
   CommandContext(std::span<const std::string_view> argv_, Session& session_, Store& store_,
                  resp::ReplySink& reply_, const TimeSnapshot& now_, const CommandSpec& cmd_,
-                 Grants& grants_, Stats& stats_, const Config& config_, CommandRunner& runner,
-                 Parking& parking, ServerControl& control)
+                 Grants& grants_, Stats& stats_, const Config& config_, PubSub& pubsub_,
+                 CommandRunner& runner, Parking& parking, ServerControl& control)
       : argv(argv_),
         session(session_),
         store(store_),
@@ -123,6 +127,7 @@ struct CommandContext {
         grants(grants_),
         stats(stats_),
         config(config_),
+        pubsub(pubsub_),
         runner_(runner),
         parking_(parking),
         control_(control) {}
@@ -139,6 +144,8 @@ struct CommandContext {
   // INFO's counters (keyspace hits and misses…).
   Stats& stats;
   const Config& config;
+  // Pub/sub channels (PUBLISH) and keyspace notifications.
+  PubSub& pubsub;
 
   // Grants::Admit for a write that grants, re-grants or extends a lease
   // ending at `deadline` (kNoDeadline: a key without one). False after
@@ -157,6 +164,10 @@ struct CommandContext {
   // script's redis.call), replying to `out`.
   CommandRunner::Result Call(std::span<const std::string_view> args, resp::ReplySink& out,
                              CommandRunner::Origin origin);
+  // A keyspace notification (pubsub.h) about `key` in the session's
+  // database: the event as Redis names it ("set", "del", "expire"…) in its
+  // class (kNotifyString…). One branch while the class is off.
+  void Notify(uint32_t type, std::string_view event, std::string_view key);
   // Parks the client: SET … NX WAIT, WAITAOF (server/parking.h).
   Parking& parking() { return parking_; }
   // The server around the loop, for administrative commands only (CONFIG,
@@ -295,6 +306,7 @@ void RegisterFaults(CommandRegistry& r);  // fault.cc: the test bench
 void RegisterDiagnostics(CommandRegistry& r);
 void RegisterDurability(CommandRegistry& r);
 void RegisterLocks(CommandRegistry& r);  // locks.cc: FENCE, LOCKINFO
+void RegisterPubSub(CommandRegistry& r);
 }  // namespace commands
 
 }  // namespace latch

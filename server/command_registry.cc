@@ -150,6 +150,7 @@ CommandRegistry::CommandRegistry() {
   commands::RegisterDiagnostics(*this);
   commands::RegisterDurability(*this);
   commands::RegisterLocks(*this);
+  commands::RegisterPubSub(*this);
   Index();
 }
 

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "protocol/text.h"
+#include "server/pubsub.h"
 
 namespace latch {
 
@@ -140,16 +141,22 @@ std::vector<ConfigParam> BuildParams() {
   p.push_back(
       {"client-output-buffer-limit", true,
        [](const Config& c) {
-         const auto& l = c.client_output_buffer_limit;
-         return "normal " + std::to_string(l.hard_bytes) + " " + std::to_string(l.soft_bytes) +
-                " " + std::to_string(l.soft_seconds);
+         auto show = [](const char* cls, const OutputBufferLimit& l) {
+           return std::string(cls) + " " + std::to_string(l.hard_bytes) + " " +
+                  std::to_string(l.soft_bytes) + " " + std::to_string(l.soft_seconds);
+         };
+         return show("normal", c.client_output_buffer_limit) + " " +
+                show("slave", c.client_output_buffer_limit_replica) + " " +
+                show("pubsub", c.client_output_buffer_limit_pubsub);
        },
        [](Config& c, const Args& a) -> SetResult {
-         // Groups of "<class> <hard> <soft> <seconds>". latch has only normal
-         // clients; the replica and pubsub classes of redis.conf are accepted
-         // so an existing file loads, and have no effect.
+         // Groups of "<class> <hard> <soft> <seconds>": normal clients and
+         // pub/sub subscribers; the replica class is kept (latch has no
+         // replicas) so an existing file loads and CONFIG GET shows it.
          if (a.size() % 4 != 0) return "Wrong number of arguments in buffer limit configuration.";
          OutputBufferLimit normal = c.client_output_buffer_limit;
+         OutputBufferLimit replica = c.client_output_buffer_limit_replica;
+         OutputBufferLimit pubsub = c.client_output_buffer_limit_pubsub;
          for (size_t i = 0; i < a.size(); i += 4) {
            const std::string& cls = a[i];
            if (!EqualsIgnoreCase(cls, "normal") && !EqualsIgnoreCase(cls, "replica") &&
@@ -162,12 +169,32 @@ std::vector<ConfigParam> BuildParams() {
            if (!hard || !soft || !secs || *secs < 0) {
              return "Error in hard, soft or soft_seconds setting in buffer limit configuration.";
            }
-           if (EqualsIgnoreCase(cls, "normal")) normal = {*hard, *soft, *secs};
+           const OutputBufferLimit limit{*hard, *soft, *secs};
+           if (EqualsIgnoreCase(cls, "normal")) {
+             normal = limit;
+           } else if (EqualsIgnoreCase(cls, "pubsub")) {
+             pubsub = limit;
+           } else {
+             replica = limit;
+           }
          }
          c.client_output_buffer_limit = normal;
+         c.client_output_buffer_limit_replica = replica;
+         c.client_output_buffer_limit_pubsub = pubsub;
          return std::nullopt;
        },
        -1});
+
+  p.push_back(
+      Affects({"notify-keyspace-events", true,
+               [](const Config& c) { return NotifyFlagsToString(c.notify_keyspace_events); },
+               [](Config& c, const Args& a) -> SetResult {
+                 const int64_t flags = NotifyFlagsFromString(a[0]);
+                 if (flags < 0) return "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.";
+                 c.notify_keyspace_events = static_cast<uint32_t>(flags);
+                 return std::nullopt;
+               }},
+              kEffectNotify));
 
   // Security
   p.push_back(String("requirepass", &Config::requirepass));

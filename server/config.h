@@ -48,7 +48,14 @@ struct Config {
   // Limits
   int64_t proto_max_bulk_len = 512LL * 1024 * 1024;
   int64_t client_query_buffer_limit = 1024LL * 1024 * 1024;
+  // client-output-buffer-limit, per class: normal clients (none by
+  // default), replicas (latch has none; kept for CONFIG GET) and pub/sub
+  // subscribers (Redis's 32mb hard, 8mb for 60 s).
   OutputBufferLimit client_output_buffer_limit;
+  OutputBufferLimit client_output_buffer_limit_replica{256LL << 20, 64LL << 20, 60};
+  OutputBufferLimit client_output_buffer_limit_pubsub{32LL << 20, 8LL << 20, 60};
+  // Keyspace notifications (pubsub.h): the classes on, as flags.
+  uint32_t notify_keyspace_events = 0;
   // Security
   std::string requirepass;
   // DEBUG subcommands (fault injection for tests): no, yes, or local
@@ -116,6 +123,7 @@ enum ConfigEffect : uint32_t {
   kEffectMaxClients = 1u << 4,   // maxclients: the file-descriptor limit
   kEffectDiagnostics = 1u << 5,  // slowlog-*, latency-*: what the gate times
   kEffectEncodings = 1u << 6,    // *-max-listpack-*, set-max-intset-entries: the Store's limits
+  kEffectNotify = 1u << 7,       // notify-keyspace-events
 };
 
 // The Store's encoding limits from the configuration.

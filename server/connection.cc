@@ -180,8 +180,26 @@ void Connection::ProcessInput() {
   UpdateReadState();
 }
 
+void Connection::Push(std::string_view frame) {
+  if (closing_) return;
+  const size_t start = out_.size();
+  if (resp == 3 && !frame.empty() && frame[0] == '*') {
+    out_ += '>';
+    out_.append(frame.substr(1));
+  } else {
+    out_.append(frame);
+  }
+  if (server_.executing() == this) own_pushes_.emplace_back(start, out_.size());
+  NoteOutput();
+  server_.OnClientOutput(*this);
+  CheckOutputLimits();
+}
+
 bool Connection::CheckOutputLimits() {
-  const OutputBufferLimit& limit = server_.config().client_output_buffer_limit;
+  // The limits of the client's class (Redis's getClientType): a session
+  // that listens to anything is a pubsub client.
+  const OutputBufferLimit& limit = subscribed() ? server_.config().client_output_buffer_limit_pubsub
+                                                : server_.config().client_output_buffer_limit;
   if (limit.hard_bytes <= 0 && limit.soft_bytes <= 0) return true;  // the default: no limit
   size_t pending = pending_output();
   int64_t now = server_.clock().MonoMs();

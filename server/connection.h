@@ -59,12 +59,18 @@ class Connection final : public Session {
   void CloseAfterReply() override { close_after_reply_ = true; }
   bool closing() const override { return closing_; }
   Buffers buffers() const override;
+  void Push(std::string_view frame) override;
 
   uv_tcp_t* handle() { return &tcp_; }
   bool close_after_reply() const { return close_after_reply_; }
 
   // Output produced for this client and not yet handed to the kernel.
   std::string& output() { return out_; }
+  // Push frames appended to the output while this client's own command ran
+  // ([start, end) offsets in output()): CLIENT REPLY OFF and SKIP cut the
+  // command's reply, never these (Redis's CLIENT_PUSHING). The server clears
+  // them once the command's reply is settled (Server::FinishReply).
+  std::vector<std::pair<size_t, size_t>>& own_pushes() { return own_pushes_; }
   // CLIENT LIST's rbp: the most output held at once in the current window
   // of 5 seconds. NoteOutput after producing output; the cron starts a new
   // window every 5 seconds.
@@ -131,7 +137,8 @@ class Connection final : public Session {
   size_t rbuf_end_ = 0;
   resp::RequestParser parser_;
 
-  std::string out_;       // replies not yet sent
+  std::string out_;  // replies not yet sent
+  std::vector<std::pair<size_t, size_t>> own_pushes_;
   std::string inflight_;  // replies handed to uv_write, kept alive until it completes
   size_t output_peak_ = 0;
   int64_t output_peak_since_ms_ = 0;

@@ -12,6 +12,7 @@
 #include "server/grant.h"
 #include "server/latency.h"
 #include "server/log.h"
+#include "server/pubsub.h"
 #include "server/session.h"
 #include "server/slowlog.h"
 #include "server/store.h"
@@ -33,6 +34,10 @@ bool CommandContext::CheckTtl(int64_t ttl_ms) {
     return false;
   }
   return true;
+}
+
+void CommandContext::Notify(uint32_t type, std::string_view event, std::string_view key) {
+  pubsub.Notify(type, event, key, store.selected());
 }
 
 bool CommandContext::TakenForAcquire(std::string_view key) {
@@ -176,6 +181,15 @@ Gate::Result Gate::Execute(Session& session, std::span<const std::string_view> a
       (cmd->has(kCmdWrite) || (!from_script && cmd->has(kCmdHealthCheck)))) {
     return reject("MISCONF " + log_->write_error());
   }
+  // A RESP2 connection that listens to channels reads only messages: it may
+  // only change what it listens to, PING, QUIT or RESET (RESP3 mixes push
+  // frames with replies, so there everything is allowed).
+  if (origin == Origin::kClient && session.resp == 2 && session.subscribed() &&
+      !cmd->has(kCmdSubscribedContext)) {
+    return reject("ERR Can't execute '" + cmd->fullname +
+                  "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in "
+                  "this context");
+  }
   // 5. Loading.
   if (loading_ && !cmd->has(kCmdLoading)) {
     return reject("LOADING latch is loading the dataset in memory");
@@ -205,7 +219,7 @@ Gate::Result Gate::Execute(Session& session, std::span<const std::string_view> a
   // The handler reads and writes the session's database.
   store_.Select(session.db);
   CommandContext ctx(argv, session, store_, reply, now, *cmd, grants_, *stats_, control_.config(),
-                     *this, parking_, control_);
+                     pubsub_, *this, parking_, control_);
   ctx.may_block = origin == Origin::kClient;
   if (!from_script) session.last_command = &cmd->fullname;
   const int64_t start_us = mark_us_;

@@ -46,6 +46,7 @@ class Clock;
 class Grants;
 class LatencyMonitor;
 class Parking;
+class PubSub;
 class ServerControl;
 class Session;
 class Slowlog;
@@ -64,9 +65,14 @@ class Gate final : public CommandRunner {
   using ExecutedHook =
       std::function<void(const Session&, std::span<const std::string_view>, const CommandSpec&)>;
 
-  Gate(const CommandRegistry& registry, Store& store, Grants& grants, Parking& parking,
-       ServerControl& control)
-      : registry_(registry), store_(store), grants_(grants), parking_(parking), control_(control) {}
+  Gate(const CommandRegistry& registry, Store& store, Grants& grants, PubSub& pubsub,
+       Parking& parking, ServerControl& control)
+      : registry_(registry),
+        store_(store),
+        grants_(grants),
+        pubsub_(pubsub),
+        parking_(parking),
+        control_(control) {}
 
   Result Execute(Session& session, std::span<const std::string_view> argv, const TimeSnapshot& now,
                  resp::ReplySink& reply, Origin origin = Origin::kClient) override;
@@ -89,6 +95,7 @@ class Gate final : public CommandRunner {
   const CommandRegistry& registry_;
   Store& store_;
   Grants& grants_;
+  PubSub& pubsub_;
   Parking& parking_;
   ServerControl& control_;
   const aof::Writer* log_ = nullptr;

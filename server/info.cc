@@ -245,9 +245,9 @@ class InfoBuilder {
     Field("evicted_keys", int64_t{0});  // latch never evicts (noeviction)
     Field("keyspace_hits", st.keyspace_hits);
     Field("keyspace_misses", st.keyspace_misses);
-    // latch has no publish/subscribe.
-    Field("pubsub_channels", int64_t{0});
-    Field("pubsub_patterns", int64_t{0});
+    Field("pubsub_channels", static_cast<uint64_t>(s_.pubsub_.channel_count()));
+    Field("pubsub_patterns", static_cast<uint64_t>(s_.pubsub_.pattern_count()));
+    Field("pubsubshard_channels", static_cast<uint64_t>(s_.pubsub_.shard_channel_count()));
     Field("unexpected_error_replies", st.unexpected_error_replies);
     Field("total_error_replies", st.total_error_replies);
     Field("total_reads_processed", st.total_reads_processed);

@@ -101,6 +101,9 @@ void Server::HandOff(const std::string& db_key, const TimeSnapshot& now) {
       continue;
     }
     lock_waits_.CountHandoff();
+    // The waiter's SET, with the events a SET sends.
+    pubsub_.Notify(kNotifyString, "set", key, DbOf(db_key));
+    if (deadline != kNoDeadline) pubsub_.Notify(kNotifyGeneric, "expire", key, DbOf(db_key));
     AnswerWaiter(w, changes_before, [&](resp::ReplySink& out) {
       if (w.request.fence) {
         out.Int(static_cast<int64_t>(result.token));

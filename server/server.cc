@@ -58,7 +58,7 @@ Server::Server(Config config, std::unique_ptr<Clock> clock)
       policy_(
           std::make_unique<LeasePolicy>(config_, *bio_, clock_->Id(), commands_.ReleaseCommands())),
       grants_(store_, *policy_, lock_waits_),
-      gate_(commands_, store_, grants_, *this, *this) {
+      gate_(commands_, store_, grants_, pubsub_, *this, *this) {
   uv_loop_init(&loop_);
   aof::SetMessageSink(LogMessage);
   run_id_ = RandomHex(40);
@@ -76,7 +76,13 @@ Server::Server(Config config, std::unique_ptr<Clock> clock)
     // key still held and stay as they are).
     lock_waits_.TouchedAll();
   });
-  store_.set_expiry_observer([this](std::string_view) { ++stats_.expired_keys; });
+  store_.set_expiry_observer([this](int db, std::string_view key) {
+    ++stats_.expired_keys;
+    pubsub_.Notify(kNotifyExpired, "expired", key, db);
+  });
+  store_.set_new_key_observer(
+      [this](int db, std::string_view key) { pubsub_.Notify(kNotifyNew, "new", key, db); });
+  pubsub_.set_notify_flags(config_.notify_keyspace_events);
   // The test bench (faults.h, history.h): the history file is opened by Run().
   if (!config_.history_file.empty()) {
     history_ = std::make_unique<History>(config_.history_file, NodeName(config_), *clock_);
@@ -348,7 +354,9 @@ bool Server::Dispatch(Connection& client, std::span<const std::string_view> argv
   reply.set_error_observer(this);
   size_t reply_start = client.output().size();
   uint64_t changes_before = store_.changes();
+  executing_ = &client;
   const CommandSpec* cmd = gate_.Execute(client, argv, now, reply).cmd;
+  executing_ = nullptr;
   // A reply that reports an effect leaves only once the log has the
   // effect's record (written; under appendfsync always also fsynced):
   // Connection::Flush holds it back until then. So a process crash never
@@ -382,7 +390,16 @@ bool Server::FinishReply(Connection& client, size_t reply_start) {
   // result, since only CLIENT REPLY changes them and it writes its +OK (for
   // ON) after changing them.
   bool kept = !client.ReplySuppressed();
-  if (!kept) client.output().resize(reply_start);
+  if (!kept) {
+    // The reply goes; push frames written meanwhile stay (pubsub.h).
+    std::string pushes;
+    for (auto [from, to] : client.own_pushes()) {
+      if (from >= reply_start) pushes.append(client.output(), from, to - from);
+    }
+    client.output().resize(reply_start);
+    client.output() += pushes;
+  }
+  client.own_pushes().clear();
   client.reply_skip_this = std::exchange(client.reply_skip_next, false);
   return kept;
 }
@@ -437,6 +454,7 @@ void Server::FeedMonitors(const Session& from, std::span<const std::string_view>
 
 void Server::OnClientClosed(Connection& c) {
   if (!c.watched_keys.empty()) watches_.UnwatchAll(c);
+  if (c.subscribed()) pubsub_.Forget(c);
   ForgetWaits(c);
   if (c.monitor) {
     std::erase(monitors_, &c);
@@ -658,6 +676,7 @@ std::optional<std::string> Server::ApplyEffects(uint32_t effects) {
   if ((effects & kEffectLogWriter) && log_ != nullptr) log_->set_policy(config_.appendfsync);
   if (effects & kEffectDiagnostics) gate_.Configure(config_);
   if (effects & kEffectEncodings) store_.set_encoding_limits(EncodingLimitsOf(config_));
+  if (effects & kEffectNotify) pubsub_.set_notify_flags(config_.notify_keyspace_events);
   return std::nullopt;
 }
 

@@ -52,6 +52,7 @@
 #include "server/latency.h"
 #include "server/lease_policy.h"
 #include "server/parking.h"
+#include "server/pubsub.h"
 #include "server/replay.h"
 #include "server/slowlog.h"
 #include "server/stats.h"
@@ -137,6 +138,7 @@ class Server final : public ServerControl, public Parking, public resp::ReplySin
   Store& store() { return store_; }
   LeasePolicy& lease_policy() { return *policy_; }
   Gate& gate() { return gate_; }
+  PubSub& pubsub() { return pubsub_; }
   // The log, or nullptr when appendonly is no (or while loading).
   aof::Writer* log() { return log_.get(); }
   bool loading() const { return gate_.loading(); }
@@ -152,6 +154,8 @@ class Server final : public ServerControl, public Parking, public resp::ReplySin
     return log_ == nullptr || log_->durable_end() >= until;
   }
   void OnHoldReleased() { --held_clients_; }
+  // The client whose request is being executed (nullptr between requests).
+  const Connection* executing() const { return executing_; }
 
  private:
   static void OnAcceptable(uv_poll_t* poll, int status, int events);
@@ -227,6 +231,8 @@ class Server final : public ServerControl, public Parking, public resp::ReplySin
   LockWaits lock_waits_;
   // The grant operation (grant.h), and the gate every command goes through.
   Grants grants_;
+  // Pub/sub channels and keyspace notifications (pubsub.h).
+  PubSub pubsub_;
   Gate gate_;
   // The log: its replay at start-up, then its writer.
   std::unique_ptr<Replay> replay_;
@@ -277,6 +283,7 @@ class Server final : public ServerControl, public Parking, public resp::ReplySin
   UvHandle<uv_signal_t> sigint_;
 
   Connection* clients_head_ = nullptr;
+  Connection* executing_ = nullptr;
   size_t num_clients_ = 0;
   uint64_t next_client_id_ = 1;
   std::vector<Connection*> pending_flush_;

@@ -5,7 +5,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
+#include <unordered_set>
 #include <vector>
 
 namespace latch {
@@ -66,6 +69,30 @@ class Session {
   bool reply_skip_this = false;
   bool ReplySuppressed() const { return reply_off || reply_skip_this; }
   bool no_evict = false;  // CLIENT NO-EVICT (reported; latch never evicts)
+
+  // Pub/sub (pubsub.h keeps the server's side): the channels, shard
+  // channels and patterns this session listens to.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  using NameSet = std::unordered_set<std::string, NameHash, std::equal_to<>>;
+  NameSet channels;
+  NameSet shard_channels;
+  std::vector<std::string> patterns;  // in subscription order, as Redis
+  // SUBSCRIBE's and PSUBSCRIBE's count (channels and patterns together).
+  size_t subscriptions() const { return channels.size() + patterns.size(); }
+  // Listening to anything: Redis's CLIENT_PUBSUB (RESP2's subscribed mode,
+  // the pubsub output-limit class, CLIENT LIST's flag P).
+  bool subscribed() const {
+    return !channels.empty() || !shard_channels.empty() || !patterns.empty();
+  }
+  // Delivers an out-of-band message — a pub/sub message or an
+  // (un)subscribe confirmation pushed by another command — given as a RESP2
+  // array (`*…`; a RESP3 session gets it as a push frame `>…`). It leaves
+  // with the session's other output; a session over its output limit is
+  // closed.
+  virtual void Push(std::string_view frame) = 0;
 
   // WAITAOF parked the session: its next requests wait in the buffer.
   bool blocked = false;

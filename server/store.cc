@@ -208,7 +208,7 @@ void Store::NoteClock(const TimeSnapshot& now) {
 }
 
 void Store::OnExpired(int db, std::string_view key) {
-  if (on_expired_) on_expired_(key);
+  if (on_expired_) on_expired_(db, key);
   if (on_change_) {
     // Told before the entry goes, so the expired value is still there.
     const Keyspace::Entry* e = dbs_[static_cast<size_t>(db)]->Peek(key);
@@ -254,8 +254,10 @@ void Store::Put(std::string_view key, std::string_view value, Lease lease, const
     deadline = old != nullptr ? old->deadline : kNoDeadline;
   }
   cur_->Tick(now.mono);
+  const size_t before = cur_->size();
   const Keyspace::Entry* e =
       cur_->Set(key, value, deadline, false, static_cast<uint8_t>(kind), token);
+  NoteNew(before, key);
   if (!Note(key)) return;
   // The fence annotation goes right before its SET (after any clock
   // annotation): the reader keeps the two together.
@@ -281,8 +283,10 @@ Applied Store::Apply(aof::Op op, std::string_view key, std::span<const std::stri
   r.args = words_;
   r.key = key;
   cur_->Tick(now.mono);
+  const size_t before = cur_->size();
   Applier applier(*this, nullptr);
   aof::Visit(r, applier);
+  NoteNew(before, key);
   // The applier changes memory; the record says what it did. A record that
   // changed nothing (HDEL of absent fields) is not logged, as a failed
   // SET NX is not.
@@ -294,7 +298,9 @@ bool Store::Rename(std::string_view from, std::string_view to, const TimeSnapsho
   if (from == to) return cur_->Contains(from);
   Observed observed_to(*this, to);
   cur_->Tick(now.mono);
+  const size_t before = cur_->size();
   if (!cur_->Rename(from, to)) return false;
+  if (cur_->size() == before) NoteNew(before - 1, to);  // (from went, to came)
   // Both names changed (WATCH, waiters): the old one is gone.
   if (on_key_) on_key_(selected_, from);
   if (Note(to)) log_->Append(aof::Op::kRename, {from, to});
@@ -311,8 +317,10 @@ void Store::WriteCopy(const Keyspace::Entry& e, std::string_view to, const TimeS
   }
   Observed observed(*this, to);
   cur_->Tick(now.mono);
+  const size_t before = cur_->size();
   const Keyspace::Entry* copy =
       cur_->SetObject(to, e.object()->Clone(), e.has_deadline() ? e.deadline : kNoDeadline);
+  NoteNew(before, to);
   if (!Note(to)) return;
   if (copy->has_deadline()) NoteClock(now);
   WriteEntry(*copy, *log_, now);

@@ -165,8 +165,11 @@ class Store {
   using DbKeyObserver = std::function<void(int db, std::string_view key)>;
   void set_key_observer(DbKeyObserver f) { on_key_ = std::move(f); }
   void set_flush_observer(std::function<void(int db)> f) { on_flush_ = std::move(f); }
-  // Told about every key that expires (INFO's expired_keys).
-  void set_expiry_observer(KeyObserver f) { on_expired_ = std::move(f); }
+  // Told about every key that expires (INFO's expired_keys, the "expired"
+  // keyspace event), with its database.
+  void set_expiry_observer(DbKeyObserver f) { on_expired_ = std::move(f); }
+  // Told about every key a live write creates (the "new" keyspace event).
+  void set_new_key_observer(DbKeyObserver f) { on_new_ = std::move(f); }
   // Told about every change a live write or an expiry makes to a key, with
   // the value and deadline before and after (the history's hook). Unset, a
   // write pays one branch for it.
@@ -346,7 +349,12 @@ class Store {
   int64_t last_mark_offset_ = 0;
   DbKeyObserver on_key_;
   std::function<void(int db)> on_flush_;
-  KeyObserver on_expired_;
+  DbKeyObserver on_expired_;
+  DbKeyObserver on_new_;
+  // Tells on_new_ when the selected keyspace grew past `before` keys.
+  void NoteNew(size_t before, std::string_view key) {
+    if (on_new_ && cur_->size() > before) on_new_(selected_, key);
+  }
   // The change observer: Observed (store.cc) captures a key before a
   // mutator runs and reports it after; only the outermost one reports.
   class Observed;

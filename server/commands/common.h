@@ -2,6 +2,7 @@
 // several commands give in exactly the same words.
 #pragma once
 
+#include <cctype>
 #include <cstdint>
 #include <iterator>
 #include <optional>
@@ -13,6 +14,7 @@
 #include "server/config.h"
 #include "server/control.h"
 #include "server/grant.h"
+#include "server/pubsub.h"
 #include "server/session.h"
 #include "server/stats.h"
 #include "server/store.h"
@@ -59,6 +61,7 @@ inline bool IsWord(std::string_view arg, std::string_view word) {
 inline const Keyspace::Entry* FindForRead(CommandContext& ctx, std::string_view key) {
   const Keyspace::Entry* e = ctx.store.Find(key, ctx.now);
   ++(e != nullptr ? ctx.stats.keyspace_hits : ctx.stats.keyspace_misses);
+  if (e == nullptr) ctx.Notify(kNotifyKeyMiss, "keymiss", key);
   return e;
 }
 
@@ -103,6 +106,17 @@ void ReplyRedisHelp(CommandContext& ctx, std::string_view command, const Lines& 
   for (const auto& line : lines) ctx.reply.Simple(line);
   ctx.reply.Simple("HELP");
   ctx.reply.Simple("    Prints this help.");
+}
+
+// "ERR unknown subcommand or wrong number of arguments for 'GET'. Try
+// SLOWLOG HELP.": Redis's answer to a subcommand given the wrong
+// arguments, naming it as the client typed it.
+inline void ReplySubcommandSyntaxError(CommandContext& ctx) {
+  std::string command(UpToNul(ctx.argv[0]));
+  for (char& c : command) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  ctx.reply.Error("ERR unknown subcommand or wrong number of arguments for '" +
+                  std::string(UpToNul(ctx.argv[1]).substr(0, 128)) + "'. Try " + command +
+                  " HELP.");
 }
 
 }  // namespace latch::commands

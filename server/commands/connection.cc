@@ -63,6 +63,7 @@ std::string ClientLine(int64_t now, const Session& c, size_t argv_bytes) {
   if (c.blocked) flags += 'b';
   if (c.watched_key_touched) flags += 'd';
   if (c.no_evict) flags += 'e';
+  if (c.subscribed()) flags += 'P';
   if (flags.empty()) flags = "N";
   size_t multi_mem = 0;
   for (const auto& request : c.queued) {
@@ -80,7 +81,10 @@ std::string ClientLine(int64_t now, const Session& c, size_t argv_bytes) {
   line += " age=" + std::to_string((now - c.created_ms) / 1000);
   line += " idle=" + std::to_string((now - c.last_interaction_ms) / 1000);
   line += " flags=" + flags;
-  line += " db=" + std::to_string(c.db) + " sub=0 psub=0 ssub=0";
+  line += " db=" + std::to_string(c.db);
+  line += " sub=" + std::to_string(c.channels.size());
+  line += " psub=" + std::to_string(c.patterns.size());
+  line += " ssub=" + std::to_string(c.shard_channels.size());
   line += " multi=" + std::to_string(c.in_multi ? static_cast<int64_t>(c.queued.size()) : -1);
   line += " qbuf=" + std::to_string(b.query);
   line += " qbuf-free=" + std::to_string(b.query_capacity - b.query);
@@ -109,9 +113,9 @@ size_t ArgvBytes(std::span<const std::string_view> argv) {
   return n;
 }
 
-// Redis's client types (getClientTypeByName): latch's clients are all
-// "normal" (a MONITOR client too, as in Redis); the others name clients
-// latch never has. -1: not a type.
+// Redis's client types (getClientTypeByName): 0 normal (a MONITOR client
+// too, as in Redis), 2 pubsub (a client that listens to anything); replicas
+// (1) and masters (3) latch never has. -1: not a type.
 int ClientType(std::string_view name) {
   name = UpToNul(name);
   if (EqualsIgnoreCase(name, "normal")) return 0;
@@ -121,11 +125,24 @@ int ClientType(std::string_view name) {
   return -1;
 }
 
+int TypeOf(const Session& c) {
+  return c.subscribed() ? 2 : 0;
+}
+
 }  // namespace
 
 void Ping(CommandContext& ctx) {
   if (ctx.argv.size() > 2) {
     ctx.reply.Error("ERR wrong number of arguments for 'ping' command");
+    return;
+  }
+  // A subscribed RESP2 connection reads messages: PING's answer is one, a
+  // ["pong", message] array (Redis's rule, so a client's subscriber loop
+  // can health-check its connection).
+  if (ctx.may_block && !ctx.reply.resp3() && ctx.session.subscribed()) {
+    ctx.reply.Array(2);
+    ctx.reply.Bulk("pong");
+    ctx.reply.Bulk(ctx.argv.size() == 2 ? ctx.argv[1] : std::string_view());
     return;
   }
   if (ctx.argv.size() == 2) {
@@ -300,15 +317,12 @@ void ClientList(CommandContext& ctx) {
   // CLIENT LIST [TYPE normal] [ID id …]
   std::vector<uint64_t> ids;
   bool only_ids = false;
+  int only_type = -1;
   for (size_t j = 2; j < ctx.argv.size(); ++j) {
     if (IsWord(ctx.argv[j], "TYPE") && j + 1 < ctx.argv.size()) {
       std::string_view type = ctx.argv[++j];
-      int t = ClientType(type);
-      if (t == 0) continue;
-      if (t > 0) {
-        ctx.reply.Verbatim("txt", "");
-        return;
-      }
+      only_type = ClientType(type);
+      if (only_type >= 0) continue;
       ctx.reply.Error("ERR Unknown client type '" + std::string(UpToNul(type)) + "'");
       return;
     }
@@ -334,6 +348,7 @@ void ClientList(CommandContext& ctx) {
   for (auto it = clients.rbegin(); it != clients.rend(); ++it) {
     Session& c = **it;
     if (c.closing()) continue;
+    if (only_type >= 0 && TypeOf(c) != only_type) continue;
     if (only_ids && std::find(ids.begin(), ids.end(), c.id()) == ids.end()) continue;
     out += ClientLine(ctx.now.mono, c, &c == &ctx.session ? ArgvBytes(ctx.argv) : 0);
   }
@@ -429,7 +444,7 @@ void ClientKill(CommandContext& ctx) {
     if (c.closing()) return;
     if (addr && c.addr != *addr) return;
     if (laddr && c.laddr != *laddr) return;
-    if (type > 0) return;  // no client of another type than normal
+    if (type >= 0 && TypeOf(c) != type) return;
     if (id && c.id() != *id) return;
     if (max_age && *max_age != 0 && (ctx.now.mono - c.created_ms) / 1000 < *max_age) return;
     if (&c == &ctx.session) {
@@ -501,7 +516,7 @@ void ClientHelp(CommandContext& ctx) {
       "    * LADDR <ip:port>",
       "      Kill connections made to specified local address",
       "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
-      "      Kill connections by type (latch's clients are all NORMAL).",
+      "      Kill connections by type.",
       "    * USER <username>",
       "      Kill connections authenticated by <username> (latch has one: default).",
       "    * SKIPME (YES|NO)",
@@ -556,13 +571,13 @@ void RegisterConnection(CommandRegistry& r) {
   auto conn = [](std::string summary, std::string since, std::string complexity = "O(1)") {
     return Doc{std::move(summary), std::move(since), "connection", std::move(complexity)};
   };
-  r.Add(Cmd("ping", -1, kFast | kCmdSentinel | kCmdHealthCheck, Ping, {"fast", "connection"},
-            conn("Ping the server", "1.0.0"), {Optional(Str("message"))}));
+  r.Add(Cmd("ping", -1, kFast | kCmdSentinel | kCmdHealthCheck | kCmdSubscribedContext, Ping,
+            {"fast", "connection"}, conn("Ping the server", "1.0.0"), {Optional(Str("message"))}));
   r.Add(Cmd("echo", 2, kFast, Echo, {"fast", "connection"}, conn("Echo the given string", "1.0.0"),
             {Str("message")}));
   r.Add(Cmd("quit", -1,
             kCmdAllowBusy | kCmdNoScript | kCmdLoading | kCmdStale | kFast | kCmdNoAuth |
-                kCmdTransactionControl,
+                kCmdTransactionControl | kCmdSubscribedContext,
             Quit, {"fast", "connection"}, conn("Close the connection", "1.0.0")));
   r.Add(Cmd(
       "hello", -1, kHandshake, Hello, {"fast", "connection"}, conn("Handshake with Redis", "6.0.0"),

@@ -5,6 +5,7 @@
 // holder dies. Deadlines are kept on the monotonic clock; the replies and
 // the log speak Unix time where Redis's interface does, converted once.
 #include "server/commands/common.h"
+#include "server/pubsub.h"
 
 namespace latch::commands {
 
@@ -84,11 +85,13 @@ void ExpireGeneric(CommandContext& ctx, int64_t basetime_ms, bool seconds, std::
   if (when <= ctx.now.wall_ms) {
     // A deadline already past deletes the key (a release), and the log says DEL.
     ctx.store.Delete(key);
+    ctx.Notify(kNotifyGeneric, "del", key);
   } else {
     // A new lease term for whoever holds the key: the lease policy decides.
     int64_t deadline = ctx.now.MonoFromWall(when);
     if (!ctx.AdmitGrant(deadline)) return;
     ctx.store.SetDeadline(key, deadline, ctx.now);
+    ctx.Notify(kNotifyGeneric, "expire", key);
   }
   ctx.reply.Int(1);
 }
@@ -149,6 +152,7 @@ void Persist(CommandContext& ctx) {
   // A lease without end: a grant too (the quarantine refuses it).
   if (!ctx.AdmitGrant(kNoDeadline)) return;
   ctx.store.Persist(key);
+  ctx.Notify(kNotifyGeneric, "persist", key);
   ctx.reply.Int(1);
 }
 

@@ -14,6 +14,7 @@
 
 #include "common/glob.h"
 #include "server/commands/common.h"
+#include "server/pubsub.h"
 
 namespace latch::commands {
 
@@ -108,6 +109,8 @@ void Move(CommandContext& ctx) {
   }
   if (!ctx.AdmitGrant(deadline)) return;
   ctx.store.MoveKey(key, *dst, ctx.now);
+  ctx.pubsub.Notify(kNotifyGeneric, "move_from", key, src);
+  ctx.pubsub.Notify(kNotifyGeneric, "move_to", key, *dst);
   ctx.reply.Int(1);
 }
 
@@ -138,6 +141,8 @@ void RenameGeneric(CommandContext& ctx, bool nx) {
   }
   if (!ctx.AdmitGrant(deadline)) return;
   ctx.store.Rename(from, to, ctx.now);
+  ctx.Notify(kNotifyGeneric, "rename_from", from);
+  ctx.Notify(kNotifyGeneric, "rename_to", to);
   if (nx) {
     ctx.reply.Int(1);
   } else {
@@ -209,6 +214,7 @@ void Copy(CommandContext& ctx) {
     }
     ctx.store.Copy(from, dst, to, ctx.now);
   }
+  ctx.pubsub.Notify(kNotifyGeneric, "copy_to", to, dst);
   ctx.reply.Int(1);
 }
 

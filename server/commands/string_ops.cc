@@ -16,6 +16,7 @@
 
 #include "server/commands/common.h"
 #include "server/control.h"
+#include "server/pubsub.h"
 
 namespace latch::commands {
 
@@ -51,6 +52,7 @@ void IncrBy(CommandContext& ctx, int64_t delta) {
   value += delta;
   if (!ctx.AdmitGrant(lease)) return;
   ctx.store.Put(key, std::to_string(value), Lease::Keep(), ctx.now);
+  ctx.Notify(kNotifyString, "incrby", key);
   ctx.reply.Int(value);
 }
 
@@ -189,6 +191,7 @@ void IncrByFloat(CommandContext& ctx) {
   std::string text = HumanLongDouble(value);
   if (!ctx.AdmitGrant(lease)) return;
   ctx.store.Put(key, text, Lease::Keep(), ctx.now, ValueKind::kString);
+  ctx.Notify(kNotifyString, "incrbyfloat", key);
   ctx.reply.Bulk(text);
 }
 
@@ -233,6 +236,7 @@ void MSetGeneric(CommandContext& ctx, bool nx) {
     } else {
       ctx.store.Put(ctx.argv[j], ctx.argv[j + 1], Lease::None(), ctx.now);
     }
+    ctx.Notify(kNotifyString, "set", ctx.argv[j]);
   }
   if (nx) {
     ctx.reply.Int(1);
@@ -264,6 +268,7 @@ void GetDel(CommandContext& ctx) {
   // A release: no lease is granted, the quarantine does not refuse it.
   ctx.reply.Bulk(e->value());
   ctx.store.Delete(key);
+  ctx.Notify(kNotifyGeneric, "del", key);
 }
 
 void GetEx(CommandContext& ctx) {
@@ -293,6 +298,7 @@ void GetEx(CommandContext& ctx) {
       if (!ctx.AdmitGrant(kNoDeadline)) return;
       ctx.reply.Bulk(e->value());
       ctx.store.Persist(key);
+      ctx.Notify(kNotifyGeneric, "persist", key);
     } else {
       ctx.reply.Bulk(e->value());
     }
@@ -318,6 +324,7 @@ void GetEx(CommandContext& ctx) {
     // value is returned; the log says DEL.
     ctx.reply.Bulk(e->value());
     ctx.store.Delete(key);
+    ctx.Notify(kNotifyGeneric, "del", key);
     return;
   }
   if (!ctx.CheckTtl(when - ctx.now.wall_ms)) return;
@@ -326,6 +333,7 @@ void GetEx(CommandContext& ctx) {
   if (!ctx.AdmitGrant(deadline)) return;
   ctx.reply.Bulk(e->value());
   ctx.store.SetDeadline(key, deadline, ctx.now);  // logged as PEXPIREAT
+  ctx.Notify(kNotifyGeneric, "expire", key);
 }
 
 void GetSet(CommandContext& ctx) {
@@ -340,6 +348,7 @@ void GetSet(CommandContext& ctx) {
     ctx.reply.Bulk(e->value());
   }
   ctx.store.Put(key, ctx.argv[2], Lease::None(), ctx.now);
+  ctx.Notify(kNotifyString, "set", key);
 }
 
 // ---------------------------------------------------------------- ranges
@@ -352,6 +361,7 @@ void Append(CommandContext& ctx) {
     // A new key, stored as SET would store it.
     if (!ctx.AdmitGrant(kNoDeadline)) return;
     ctx.store.Put(key, tail, Lease::None(), ctx.now);
+    ctx.Notify(kNotifyString, "append", key);
     ctx.reply.Int(static_cast<int64_t>(tail.size()));
     return;
   }
@@ -364,6 +374,7 @@ void Append(CommandContext& ctx) {
   value.reserve(e->value_len + tail.size());
   value.append(e->value()).append(tail);
   ctx.store.Put(key, value, Lease::Keep(), ctx.now, ValueKind::kRaw);
+  ctx.Notify(kNotifyString, "append", key);
   ctx.reply.Int(static_cast<int64_t>(value.size()));
 }
 
@@ -427,6 +438,7 @@ void SetRange(CommandContext& ctx) {
   if (value.size() < at + patch.size()) value.resize(at + patch.size(), '\0');
   std::memcpy(value.data() + at, patch.data(), patch.size());
   ctx.store.Put(key, value, e != nullptr ? Lease::Keep() : Lease::None(), ctx.now, ValueKind::kRaw);
+  ctx.Notify(kNotifyString, "setrange", key);
   ctx.reply.Int(static_cast<int64_t>(value.size()));
 }
 

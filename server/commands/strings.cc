@@ -26,6 +26,7 @@
 
 #include "server/commands/common.h"
 #include "server/parking.h"
+#include "server/pubsub.h"
 
 namespace latch::commands {
 
@@ -287,6 +288,10 @@ void ApplySet(CommandContext& ctx, const SetArgs& a) {
     ctx.ReplyRefusal(granted.refusal);
     return;
   }
+  // Keyspace events as Redis's SET sends them: "set", then "expire" for a
+  // lease (a past EXAT/PXAT too, which Redis stores and expires later).
+  ctx.Notify(kNotifyString, "set", a.key);
+  if (deadline != kNoDeadline) ctx.Notify(kNotifyGeneric, "expire", a.key);
   if (a.fence) {
     // The token of the grant; an EXAT/PXAT in the past granted nothing.
     if (deletes) {
@@ -337,6 +342,7 @@ void SetNx(CommandContext& ctx) {
     ctx.ReplyRefusal(granted.refusal);
     return;
   }
+  ctx.Notify(kNotifyString, "set", ctx.argv[1]);
   ctx.reply.Int(1);
 }
 
@@ -357,6 +363,7 @@ void Del(CommandContext& ctx) {
     // and does not count as deleted here.
     if (ctx.store.Find(ctx.argv[i], ctx.now) == nullptr) continue;
     ctx.store.Delete(ctx.argv[i]);
+    ctx.Notify(kNotifyGeneric, "del", ctx.argv[i]);
     ++removed;
   }
   ctx.reply.Int(removed);
@@ -380,6 +387,7 @@ void DelIfEq(CommandContext& ctx) {
     return;
   }
   ctx.store.Delete(key);
+  ctx.Notify(kNotifyGeneric, "del", key);  // a release, named as DEL would be
   ctx.reply.Int(1);
 }
 
@@ -425,6 +433,7 @@ void DelEx(CommandContext& ctx) {
     return;
   }
   ctx.store.Delete(key);
+  ctx.Notify(kNotifyGeneric, "del", key);
   ctx.reply.Int(1);
 }
 

@@ -146,6 +146,7 @@ def main():
     p.add_argument("--only", action="append", help="runtest --only (repeatable)")
     p.add_argument("units", nargs="+")
     args = p.parse_args()
+    args.build = os.path.abspath(args.build)
     suite = subprocess.run([os.path.join(HERE, "fetch.sh")], check=True, stdout=subprocess.PIPE,
                            text=True).stdout.strip().splitlines()[-1]
     results = [run_unit(args, suite, u) for u in args.units]

@@ -23,6 +23,7 @@ class FakeSession : public Session {
   void Close() override {}
   bool closing() const override { return false; }
   Buffers buffers() const override { return {}; }
+  void Push(std::string_view) override {}
 };
 
 LockWaitRequest Req(std::string value, int64_t timeout_at = 0) {
