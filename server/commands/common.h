@@ -70,4 +70,15 @@ void ReplyRedisHelp(CommandContext& ctx, std::string_view command, const Lines& 
   ctx.reply.Simple("    Prints this help.");
 }
 
+// "ERR unknown subcommand or wrong number of arguments for 'GET'. Try
+// SLOWLOG HELP.": Redis's answer to a subcommand given the wrong
+// arguments, naming it as the client typed it.
+inline void ReplySubcommandSyntaxError(CommandContext& ctx) {
+  std::string command(UpToNul(ctx.argv[0]));
+  for (char& c : command) c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 32 : c);
+  ctx.reply.Error("ERR unknown subcommand or wrong number of arguments for '" +
+                  std::string(UpToNul(ctx.argv[1]).substr(0, 128)) + "'. Try " + command +
+                  " HELP.");
+}
+
 }  // namespace latch::commands

@@ -17,17 +17,6 @@ namespace latch::commands {
 
 namespace {
 
-// "ERR unknown subcommand or wrong number of arguments for 'GET'. Try
-// SLOWLOG HELP.": Redis's answer to a subcommand given the wrong
-// arguments, naming it as the client typed it.
-void ReplySubcommandSyntaxError(CommandContext& ctx) {
-  std::string command(UpToNul(ctx.argv[0]));
-  for (char& c : command) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  ctx.reply.Error("ERR unknown subcommand or wrong number of arguments for '" +
-                  std::string(UpToNul(ctx.argv[1]).substr(0, 128)) + "'. Try " + command +
-                  " HELP.");
-}
-
 // A command or "container|subcommand" by name, as LATENCY HISTOGRAM looks
 // them up.
 const CommandSpec* FindCommandOrSubcommand(std::string_view name) {

@@ -153,8 +153,7 @@ TEST_F(CommandsTest, ScriptingNamesTheNativeCommands) {
            {"EVAL", "return redis.call('del', KEYS[1])", "1", "lock"},
            {"eval", "return 1", "0"},
            {"SCRIPT", "LOAD", "return 1"},
-           {"FCALL", "f", "0"},
-           {"FUNCTION", "LIST"}}) {
+           {"FCALL", "f", "0"}}) {
     std::string reply = Run(args);
     EXPECT_EQ(reply.rfind("-ERR ", 0), 0u) << reply;
     EXPECT_NE(reply.find("DELIFEQ"), std::string::npos) << reply;
@@ -166,6 +165,18 @@ TEST_F(CommandsTest, ScriptingNamesTheNativeCommands) {
             "-NOSCRIPT No matching script. Please use EVAL.\r\n");
   EXPECT_EQ(Run({"EVAL", "x"}), Arity("eval"));
   EXPECT_EQ(Run({"EVALSHA", "x"}), Arity("evalsha"));
+}
+
+TEST_F(CommandsTest, FunctionFlush) {
+  // Redis's test suite starts every unit with FUNCTION FLUSH.
+  EXPECT_EQ(Run({"FUNCTION", "FLUSH"}), "+OK\r\n");
+  EXPECT_EQ(Run({"function", "flush", "async"}), "+OK\r\n");
+  EXPECT_EQ(Run({"FUNCTION", "FLUSH", "SYNC"}), "+OK\r\n");
+  EXPECT_EQ(Run({"FUNCTION", "FLUSH", "now"}),
+            "-ERR FUNCTION FLUSH only supports SYNC|ASYNC option\r\n");
+  EXPECT_EQ(Run({"FUNCTION", "FLUSH", "SYNC", "x"}),
+            "-ERR unknown subcommand or wrong number of arguments for 'FLUSH'. Try FUNCTION "
+            "HELP.\r\n");
 }
 
 }  // namespace
