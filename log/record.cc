@@ -131,6 +131,18 @@ void Batch::Fence(uint64_t token) {
   rep_ += "\r\n";
 }
 
+void Batch::FunctionLoad(std::string_view code) {
+  resp::AppendRequest(rep_, {"FUNCTION", "LOAD", "REPLACE", code});
+}
+
+void Batch::FunctionDelete(std::string_view name) {
+  resp::AppendRequest(rep_, {"FUNCTION", "DELETE", name});
+}
+
+void Batch::FunctionFlush() {
+  resp::AppendRequest(rep_, {"FUNCTION", "FLUSH"});
+}
+
 std::optional<uint64_t> DecodeFenceAnnotation(std::string_view line) {
   constexpr std::string_view kPrefix = "#latch-fence ";
   if (line.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
@@ -207,6 +219,26 @@ std::string Decode(std::span<const std::string_view> args, Record* out) {
     out->op = Op::kSelect;
     out->db = *db;
     return {};
+  }
+  if (is("FUNCTION")) {
+    // As latch writes them, and as Redis's AOF holds them (LOAD without
+    // REPLACE, FLUSH with its mode).
+    if (args.size() >= 3 && EqualsIgnoreCase(args[1], "LOAD")) {
+      bool replace = args.size() == 4 && EqualsIgnoreCase(args[2], "REPLACE");
+      if (args.size() == 3 || replace) {
+        out->op = Op::kFunctionLoad;
+        out->value = args.back();
+        return {};
+      }
+    } else if (args.size() == 3 && EqualsIgnoreCase(args[1], "DELETE")) {
+      out->op = Op::kFunctionDelete;
+      out->key = args[2];
+      return {};
+    } else if (args.size() >= 2 && args.size() <= 3 && EqualsIgnoreCase(args[1], "FLUSH")) {
+      out->op = Op::kFunctionFlush;
+      return {};
+    }
+    return "FUNCTION record with unexpected arguments";
   }
   return "unknown command '" + std::string(cmd.substr(0, 64)) + "' in the log";
 }

@@ -15,6 +15,10 @@
 //   SWAPDB a b                       databases a and b exchange their keys
 //   SELECT db                        the records that follow are for database db
 //   MULTI … EXEC                     the records between apply all or none
+//   FUNCTION LOAD REPLACE code       the function library named in code's
+//                                    shebang now holds code
+//   FUNCTION DELETE name             the library is gone
+//   FUNCTION FLUSH                   every library is gone
 //
 // and two annotations, lines that Redis's loader and redis-check-aof skip
 // (Redis 7 writes `#TS:` annotations the same way):
@@ -88,6 +92,10 @@ class Batch {
   void LogId(std::string_view id);
   // The fencing token of the key the next SET record stores.
   void Fence(uint64_t token);
+  // Function libraries (database-independent, like Redis's AOF records).
+  void FunctionLoad(std::string_view code);
+  void FunctionDelete(std::string_view name);
+  void FunctionFlush();
 
   const std::string& bytes() const { return rep_; }
   size_t size() const { return rep_.size(); }
@@ -116,14 +124,17 @@ enum class Op {
   kMulti,
   kExec,
   kClock,
-  kFence
+  kFence,
+  kFunctionLoad,    // value: the library's code
+  kFunctionDelete,  // key: the library's name
+  kFunctionFlush
 };
 
 // One decoded record. Views point into the bytes it was decoded from.
 struct Record {
   Op op = Op::kSet;
   std::string_view key;                    // SET, PEXPIREAT, PERSIST
-  std::string_view value;                  // SET
+  std::string_view value;                  // SET; FUNCTION LOAD's code
   std::span<const std::string_view> keys;  // DEL
   int64_t unix_ms = 0;                     // SET with PXAT (else 0), PEXPIREAT
   int64_t db = 0;                          // SELECT, SWAPDB (the first)

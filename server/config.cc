@@ -268,6 +268,15 @@ std::vector<ConfigParam> BuildParams() {
                },
                -1});
 
+  // Scripting
+  p.push_back(Affects(Int("busy-reply-threshold", &Config::busy_reply_threshold, 0, kLongMax),
+                      kEffectScripts));
+  p.push_back(
+      Affects(Int("lua-time-limit", &Config::busy_reply_threshold, 0, kLongMax), kEffectScripts));
+  p.push_back(
+      Affects(Memory("lua-maxmemory", &Config::lua_maxmemory, 1024 * 1024, 340LL * 1024 * 1024),
+              kEffectScripts));
+
   // Lock safety
   p.push_back(Affects(Int("max-lock-ttl", &Config::max_lock_ttl, 0, kLongMax), kEffectLeasePolicy));
   p.push_back(Affects(Enum<QuarantineMode>("quarantine", &Config::quarantine,

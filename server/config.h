@@ -74,6 +74,14 @@ struct Config {
   int64_t latency_monitor_threshold = 0;  // ms; 0: off
   bool latency_tracking = true;           // per-command latency histograms
   std::vector<double> latency_tracking_info_percentiles = {50.0, 99.0, 99.9};
+  // Scripting (scripting/engine.h): after this many ms a running script
+  // makes other clients get -BUSY and may be killed (busy-reply-threshold,
+  // alias lua-time-limit, Redis's default); the most memory each Lua
+  // interpreter may hold (latch's own: a script that wants more fails with
+  // "not enough memory"). The cap stays below 340 MB: lua-cjson sizes its
+  // output buffer as 6 * len + 2 in an int.
+  int64_t busy_reply_threshold = 5000;
+  int64_t lua_maxmemory = 256LL * 1024 * 1024;
   // Lock safety (see lease_policy.h)
   int64_t max_lock_ttl = 0;  // ms; 0 = no cap, as Redis
   QuarantineMode quarantine = QuarantineMode::kAuto;
@@ -105,6 +113,7 @@ enum ConfigEffect : uint32_t {
   kEffectLogLevel = 1u << 3,     // loglevel
   kEffectMaxClients = 1u << 4,   // maxclients: the file-descriptor limit
   kEffectDiagnostics = 1u << 5,  // slowlog-*, latency-*: what the gate times
+  kEffectScripts = 1u << 6,      // busy-reply-threshold, lua-maxmemory
 };
 
 // One configuration parameter.

@@ -164,6 +164,25 @@ void Store::EndTransaction() {
   transaction_ = kNone;
 }
 
+bool Store::NoteLibrary() {
+  ++changes_;
+  if (log_ == nullptr) return false;
+  NoteTransaction();
+  return true;
+}
+
+void Store::LogFunctionLoad(std::string_view code) {
+  if (NoteLibrary()) log_->FunctionLoad(code);
+}
+
+void Store::LogFunctionDelete(std::string_view name) {
+  if (NoteLibrary()) log_->FunctionDelete(name);
+}
+
+void Store::LogFunctionFlush() {
+  if (NoteLibrary()) log_->FunctionFlush();
+}
+
 void Store::Put(std::string_view key, std::string_view value, Lease lease, const TimeSnapshot& now,
                 ValueKind kind, uint64_t token) {
   Observed observed(*this, key);
@@ -396,6 +415,10 @@ std::string Store::Replay(const aof::Record& r, ReplayClock& clock) {
     case aof::Op::kMulti:  // the reader hands whole transactions over
     case aof::Op::kExec:
       return {};
+    case aof::Op::kFunctionLoad:
+    case aof::Op::kFunctionDelete:
+    case aof::Op::kFunctionFlush:
+      return library_replayer_ ? library_replayer_(r) : std::string();
   }
   return {};
 }
@@ -412,6 +435,12 @@ bool Store::WriteSnapshot(aof::Batch& out, const std::function<bool()>& drain,
                           const TimeSnapshot& now) const {
   out.Clock(aof::ClockMark{clock_id_, now.mono, now.wall_ms});
   bool ok = true;
+  if (library_lister_) {
+    library_lister_([&](std::string_view code) {
+      if (ok) out.FunctionLoad(code);
+      if (ok && out.size() >= (1 << 20)) ok = drain();
+    });
+  }
   for (size_t db = 0; db < dbs_.size() && ok; ++db) {
     if (dbs_[db]->size() == 0) continue;
     out.Select(static_cast<int64_t>(db));

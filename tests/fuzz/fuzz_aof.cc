@@ -193,6 +193,10 @@ void ApplyToModel(Model& m, const latch::aof::Record& r, latch::TimeSnapshot now
     case Op::kMulti:
     case Op::kExec:
       return;
+    case Op::kFunctionLoad:  // libraries: the script engine's, not the keys'
+    case Op::kFunctionDelete:
+    case Op::kFunctionFlush:
+      return;
   }
 }
 
