@@ -521,8 +521,9 @@ int LuaState::Setup(lua_State* L) {
   OpenLibrary(L, "bit", luaopen_bit);
   RegisterRefusedLibrary(L, "struct", {"pack", "unpack", "size"});
   RegisterRefusedLibrary(L, "cmsgpack", {"pack", "unpack", "unpack_one", "unpack_limit"});
-  // Not in Redis's sandbox.
-  for (const char* name : {"print", "dofile", "loadfile"}) {
+  // Not in Redis 7.0.15's sandbox (its Lua drops getfenv, setfenv and
+  // newproxy too).
+  for (const char* name : {"print", "dofile", "loadfile", "getfenv", "setfenv", "newproxy"}) {
     lua_pushnil(L);
     lua_setglobal(L, name);
   }
@@ -573,6 +574,11 @@ int LuaState::Setup(lua_State* L) {
 
   lua_pushcfunction(L, ErrorHandler);
   lua_setfield(L, LUA_REGISTRYINDEX, kErrorHandler);
+  if (self.kind_ == Kind::kEval) {
+    // Redis keeps EVAL's error handler as a global too.
+    lua_pushcfunction(L, ErrorHandler);
+    lua_setglobal(L, "__redis__err__handler");
+  }
 
   // Protect: the real globals raise on unknown names; every table in them
   // becomes a proxy; the globals scripts see are a proxy too, whose
