@@ -82,6 +82,10 @@ struct Config {
   // output buffer as 6 * len + 2 in an int.
   int64_t busy_reply_threshold = 5000;
   int64_t lua_maxmemory = 256LL * 1024 * 1024;
+  // Whether the known lock scripts run natively (the fast path) or in Lua
+  // like any other script: the same replies and records either way (the
+  // unit tests prove it by running both; the benchmark compares them).
+  bool known_scripts_native = true;
   // Lock safety (see lease_policy.h)
   int64_t max_lock_ttl = 0;  // ms; 0 = no cap, as Redis
   QuarantineMode quarantine = QuarantineMode::kAuto;

@@ -61,7 +61,8 @@ void RunHook(lua_State* L, lua_Debug* ar) {
 Engine::Engine(BusyHost& host, const Config& config)
     : host_(host),
       lua_limit_(static_cast<size_t>(config.lua_maxmemory)),
-      busy_threshold_ms_(config.busy_reply_threshold) {
+      busy_threshold_ms_(config.busy_reply_threshold),
+      native_known_(&config.known_scripts_native) {
   EnsureEvalState();
   EnsureFunctionsState();
 }
@@ -173,7 +174,7 @@ void Engine::RunEval(CommandContext& ctx, const std::string& sha, const EvalScri
   if (!CheckFlags(ctx, script.flags, read_only)) return;
   const bool ro =
       read_only || (!(script.flags & kFlagEvalCompat) && (script.flags & kFlagNoWrites));
-  if (script.known != nullptr) {
+  if (script.known != nullptr && *native_known_) {
     // The fast path: the same effects, replies and records, without Lua.
     RunKnownScript(*script.known, ctx, keys, args, ro);
     return;

@@ -224,6 +224,7 @@ class Engine {
   LuaState::Random random_;
   size_t lua_limit_;
   int64_t busy_threshold_ms_;
+  const bool* native_known_;  // config known-scripts-native
   std::unique_ptr<LuaState> eval_;
   std::unordered_map<std::string, EvalScript> scripts_;  // by lower-case sha
   size_t scripts_bytes_ = 0;
