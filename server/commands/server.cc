@@ -6,6 +6,7 @@
 
 #include "common/io_faults.h"
 #include "server/commands/common.h"
+#include "server/scripting/engine.h"
 #include "server/control.h"
 #include "server/log.h"
 
@@ -168,12 +169,22 @@ void Shutdown(CommandContext& ctx) {
   // SHUTDOWN [NOSAVE | SAVE] [NOW] [FORCE]. latch has no snapshots: SAVE and
   // NOSAVE both mean "stop now"; the log is flushed and fsynced either way,
   // since every write it holds was acknowledged to a client.
+  bool nosave = false;
   for (size_t i = 1; i < ctx.argv.size(); ++i) {
     std::string_view a = ctx.argv[i];
     if (!IsWord(a, "NOSAVE") && !IsWord(a, "SAVE") && !IsWord(a, "NOW") && !IsWord(a, "FORCE")) {
       ctx.reply.Error(kSyntaxError);
       return;
     }
+    if (IsWord(a, "NOSAVE")) nosave = true;
+  }
+  // While a script is busy only SHUTDOWN NOSAVE goes through (Redis's rule:
+  // it stops the script, and the server).
+  const scripting::LuaRun* run = ctx.control().scripts().running();
+  if (run != nullptr && run->timed_out && !nosave) {
+    ctx.reply.Error(
+        "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.");
+    return;
   }
   // Like Redis, no reply on success: the connection closes as the server exits.
   ctx.control().RequestShutdown();
