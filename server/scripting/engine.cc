@@ -216,6 +216,10 @@ std::string RunError(lua_State* L, const std::string& name) {
   lua_getfield(L, -1, "err");
   if (lua_isstring(L, -1)) msg = lua_tostring(L, -1);
   lua_pop(L, 1);
+  if (msg.empty()) {
+    // error({…}) without err (redis-server 7.0.15 crashes on it).
+    return "ERR Error running script " + name + ", the error raised has no err field";
+  }
   lua_getfield(L, -1, "source");
   if (lua_isstring(L, -1)) {
     source = lua_tostring(L, -1);
