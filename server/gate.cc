@@ -174,7 +174,9 @@ Gate::Result Gate::Execute(Session& session, std::span<const std::string_view> a
   // Inside a script: the commands Redis refuses there, then the read-only
   // rule (scriptCall's order: before the server's state is looked at).
   if (from_script) {
-    if (cmd->has(kCmdNoScript)) return reject("ERR This Redis command is not allowed from script");
+    if (cmd->has(kCmdNoScript) && !script_deny_disabled_) {
+      return reject("ERR This Redis command is not allowed from script");
+    }
     if (origin == Origin::kScriptReadOnly && cmd->has(kCmdWrite)) {
       return reject("ERR Write commands are not allowed from read-only scripts.");
     }

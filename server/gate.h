@@ -88,6 +88,8 @@ class Gate {
   // (the -BUSY text names SCRIPT KILL or FUNCTION KILL); 0: none.
   void set_busy(int busy) { busy_ = busy; }
   int busy() const { return busy_; }
+  // DEBUG SET-DISABLE-DENY-SCRIPTS: scripts may call noscript commands.
+  void set_script_deny_disabled(bool v) { script_deny_disabled_ = v; }
   bool loading() const { return loading_; }
   void set_log(const aof::Writer* log) { log_ = log; }
   void set_executed_hook(ExecutedHook h) { on_executed_ = std::move(h); }
@@ -114,6 +116,7 @@ class Gate {
   const aof::Writer* log_ = nullptr;
   bool loading_ = false;
   int busy_ = 0;
+  bool script_deny_disabled_ = false;
   ExecutedHook on_executed_;
   bool lease_refused_ = false;
   uint64_t nested_errors_ = 0;

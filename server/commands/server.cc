@@ -6,9 +6,10 @@
 
 #include "common/io_faults.h"
 #include "server/commands/common.h"
-#include "server/scripting/engine.h"
 #include "server/control.h"
+#include "server/gate.h"
 #include "server/log.h"
+#include "server/scripting/engine.h"
 
 namespace latch::commands {
 
@@ -68,6 +69,64 @@ void Debug(CommandContext& ctx) {
   if (IsWord(sub, "POWERLOSS") && ctx.argv.size() == 2) {
     // A machine crash: whatever the log had not fsynced is gone.
     ctx.control().SimulatePowerLoss();
+  }
+  if (IsWord(sub, "PROTOCOL") && ctx.argv.size() == 3) {
+    // One reply of each RESP type, as Redis's (the scripting tests read
+    // them from Lua).
+    std::string_view name = ctx.argv[2];
+    resp::ReplySink& r = ctx.reply;
+    if (IsWord(name, "string")) {
+      r.Bulk("Hello World");
+    } else if (IsWord(name, "integer")) {
+      r.Int(12345);
+    } else if (IsWord(name, "double")) {
+      r.Double(3.141);
+    } else if (IsWord(name, "bignum")) {
+      r.BigNumber("1234567999999999999999999999999999999");
+    } else if (IsWord(name, "null")) {
+      r.Null();
+    } else if (IsWord(name, "array") || IsWord(name, "set")) {
+      if (IsWord(name, "array")) {
+        r.Array(3);
+      } else {
+        r.Set(3);
+      }
+      for (int j = 0; j < 3; ++j) r.Int(j);
+    } else if (IsWord(name, "map")) {
+      r.Map(3);
+      for (int j = 0; j < 3; ++j) {
+        r.Int(j);
+        r.Bool(j == 1);
+      }
+    } else if (IsWord(name, "attrib")) {
+      // (latch writes no attributes: the reply that follows one.)
+      r.Bulk("Some real reply following the attribute");
+    } else if (IsWord(name, "push")) {
+      if (!r.resp3()) {
+        r.Error("ERR RESP2 is not supported by this command");
+        return;
+      }
+      r.Push(2);
+      r.Bulk("server-cpu-usage");
+      r.Int(42);
+      r.Bulk("Some real reply following the push reply");
+    } else if (IsWord(name, "true") || IsWord(name, "false")) {
+      r.Bool(IsWord(name, "true"));
+    } else if (IsWord(name, "verbatim")) {
+      r.Verbatim("txt", "This is a verbatim\nstring");
+    } else {
+      r.Error(
+          "ERR Wrong protocol type name. Please use one of the following: "
+          "string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false");
+    }
+    return;
+  }
+  if (IsWord(sub, "SET-DISABLE-DENY-SCRIPTS") && ctx.argv.size() == 3) {
+    // Scripts may then call the commands Redis refuses in them (DEBUG…):
+    // Redis's test suite uses it.
+    ctx.gate.set_script_deny_disabled(ParseInt64(ctx.argv[2]).value_or(0) != 0);
+    ctx.reply.Ok();
+    return;
   }
   if (IsWord(sub, "SLEEP") && ctx.argv.size() == 3) {
     // Blocks the whole server, like a long GC pause or a stalled host.

@@ -245,6 +245,19 @@ void Engine::RunLua(CommandContext& ctx, LuaState& state, int ref, std::string n
     ctx.reply.Error("ERR the Lua interpreter is unavailable (lua-maxmemory too small)");
     return;
   }
+  if (running_ != nullptr) {
+    // One script at a time: a script is never started from inside another
+    // (the gate answers -BUSY to other clients while one runs long).
+    log::Warning("A script was called while {} runs: refused ({})", running_->name,
+                 ctx.cmd.fullname);
+    ctx.reply.Error(
+        running_->eval
+            ? "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN "
+              "NOSAVE."
+            : "BUSY Redis is busy running a script. You can only call FUNCTION KILL or "
+              "SHUTDOWN NOSAVE.");
+    return;
+  }
   LuaRun run(*this, ctx, read_only, eval, std::move(name), host_.MonoUs());
   lua_State* L = state.L();
   // Whatever happens below (even an exception from a handler's memory),
@@ -289,7 +302,7 @@ void Engine::RunLua(CommandContext& ctx, LuaState& state, int ref, std::string n
     PushArray(L, args);
     nargs = 2;
   }
-  if (busy_threshold_ms_ > 0) lua_sethook(L, RunHook, LUA_MASKCOUNT, 100000);
+  if (busy_threshold_ms_ > 0 || hook_budget_ > 0) lua_sethook(L, RunHook, LUA_MASKCOUNT, 100000);
   int status;
   {
     LuaState::LimitScope limit(state);
@@ -314,6 +327,11 @@ void Engine::RunLua(CommandContext& ctx, LuaState& state, int ref, std::string n
 // ---------------------------------------------------------------- busy
 
 bool Engine::Interrupt(LuaRun& run) {
+  if (hook_budget_ > 0 && ++run.hook_calls > hook_budget_) {
+    run.killed = true;
+    return true;
+  }
+  if (busy_threshold_ms_ <= 0) return false;
   if (!run.timed_out) {
     int64_t elapsed_ms = (host_.MonoUs() - run.start_us) / 1000;
     if (elapsed_ms < busy_threshold_ms_) return false;

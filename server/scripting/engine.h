@@ -116,6 +116,7 @@ class LuaRun {
   const int64_t start_us;
   bool timed_out = false;  // past busy-reply-threshold
   bool killed = false;     // SCRIPT KILL / FUNCTION KILL / SHUTDOWN
+  int hook_calls = 0;
   // The reply the script must end with, whatever it does next (a lease
   // refused, a shutdown), when not empty.
   std::string stop_error;
@@ -210,6 +211,9 @@ class Engine {
   bool CheckFlags(CommandContext& ctx, uint32_t flags, bool read_only_command);
 
   LuaState::Random& random() { return random_; }
+  // For the fuzzer: a script is stopped (as by SCRIPT KILL) after this many
+  // hook calls, i.e. about n * 100,000 instructions (0: no limit).
+  void set_hook_budget_for_tests(int n) { hook_budget_ = n; }
   int64_t busy_reply_threshold_ms() const { return busy_threshold_ms_; }
 
  private:
@@ -225,11 +229,14 @@ class Engine {
   size_t lua_limit_;
   int64_t busy_threshold_ms_;
   const bool* native_known_;  // config known-scripts-native
+  int hook_budget_ = 0;
   std::unique_ptr<LuaState> eval_;
   std::unordered_map<std::string, EvalScript> scripts_;  // by lower-case sha
   size_t scripts_bytes_ = 0;
   std::unique_ptr<LuaState> fn_state_;
   std::map<std::string, Library> libraries_;
+  // By lower-case name: FCALL finds a function whatever the case (Redis's
+  // functions dictionary is case-insensitive; its libraries' is not).
   std::unordered_map<std::string, Function> functions_;
   LuaRun* running_ = nullptr;
 };

@@ -28,7 +28,7 @@ bool LibraryLoad::ValidName(std::string_view name) {
 const char* LibraryLoad::Add(std::string_view name, std::optional<std::string_view> description,
                              uint32_t flags, int ref) noexcept {
   // (Redis checks a function's name with the library's words.)
-  if (!ValidName(name.substr(0, name.find('\0')))) {
+  if (!ValidName(name)) {
     return "Library names can only contain letters, numbers, or underscores(_) and must be at "
            "least one character long";
   }
@@ -142,7 +142,7 @@ std::optional<std::string> Engine::LoadLibrary(std::string_view code, bool repla
     return std::nullopt;
   }
   for (const auto& f : load.functions()) {
-    auto it = functions_.find(f.name);
+    auto it = functions_.find(ToLower(f.name));
     if (it != functions_.end() && !(old != libraries_.end() && it->second.library == md.name)) {
       unref_all();
       *error = "ERR Function " + f.name + " already exists";
@@ -152,7 +152,7 @@ std::optional<std::string> Engine::LoadLibrary(std::string_view code, bool repla
   // Commit: the old library's functions go, the new ones come.
   if (old != libraries_.end()) {
     for (const std::string& fname : old->second.functions) {
-      auto it = functions_.find(fname);
+      auto it = functions_.find(ToLower(fname));
       if (it != functions_.end()) {
         st.Unref(it->second.ref);
         functions_.erase(it);
@@ -172,7 +172,7 @@ std::optional<std::string> Engine::LoadLibrary(std::string_view code, bool repla
     fn.ref = f.ref;
     fn.library = md.name;
     lib.functions.push_back(f.name);
-    functions_.emplace(f.name, std::move(fn));
+    functions_.emplace(ToLower(f.name), std::move(fn));
   }
   libraries_.emplace(md.name, std::move(lib));
   return md.name;
@@ -182,7 +182,7 @@ bool Engine::DeleteLibrary(std::string_view name) {
   auto it = libraries_.find(std::string(name));
   if (it == libraries_.end()) return false;
   for (const std::string& fname : it->second.functions) {
-    auto f = functions_.find(fname);
+    auto f = functions_.find(ToLower(fname));
     if (f != functions_.end()) {
       fn_state_->Unref(f->second.ref);
       functions_.erase(f);
@@ -200,7 +200,7 @@ void Engine::FlushLibraries() {
 }
 
 const Function* Engine::FindFunction(std::string_view name) const {
-  auto it = functions_.find(std::string(name));
+  auto it = functions_.find(ToLower(name));
   return it == functions_.end() ? nullptr : &it->second;
 }
 
