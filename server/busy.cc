@@ -16,7 +16,9 @@
 //      -BUSY to everything but the commands Redis allows then (SCRIPT KILL,
 //      FUNCTION KILL, SHUTDOWN NOSAVE, AUTH, HELLO, MULTI…);
 //   4. the replies are flushed (Connection::Flush: uv_try_write, and
-//      uv_write for what does not fit, which the loop completes later).
+//      uv_write for what does not fit, which the loop completes later) —
+//      also those written before the script started, in the same iteration
+//      of the loop: their clients may be waiting for them to send more.
 // libuv keeps its own watchers on these sockets (level-triggered): when the
 // script ends and the loop runs again, a socket emptied here simply reads
 // EAGAIN. The log is not flushed meanwhile (the script's records are an open
@@ -62,7 +64,25 @@ void Server::ServeWhileBusy(Session& caller) {
     fds.push_back({c->fd(), POLLIN, 0});
     conns.push_back(c);
   }
-  if (fds.empty() || ::poll(fds.data(), fds.size(), 0) <= 0) return;
+  const int ready_fds = fds.empty() ? 0 : ::poll(fds.data(), fds.size(), 0);
+  if (ready_fds > 0) ReadWhileBusy(fds, listeners, conns);
+  // The replies: every client but the script's own — those just written,
+  // and those written before the script started in this same iteration of
+  // the loop (a client waiting for one would otherwise wait for the script).
+  std::vector<Connection*> flush;
+  flush.swap(pending_flush_);
+  for (Connection* c : flush) {
+    if (c == &caller) {
+      pending_flush_.push_back(c);
+      continue;
+    }
+    if (!c->pending_flush_) continue;
+    c->Flush();
+  }
+}
+
+void Server::ReadWhileBusy(std::vector<pollfd>& fds, size_t listeners,
+                           const std::vector<Connection*>& conns) {
   // Listeners first: a SHUTDOWN read below closes them.
   std::vector<uv_poll_t*> ready;
   for (size_t i = 0; i < listeners; ++i) {
@@ -88,17 +108,6 @@ void Server::ServeWhileBusy(Session& caller) {
       }
     }
     Connection::OnRead(reinterpret_cast<uv_stream_t*>(c->handle()), n, &buf);
-  }
-  // The replies: every client but the script's own.
-  std::vector<Connection*> flush;
-  flush.swap(pending_flush_);
-  for (Connection* c : flush) {
-    if (c == &caller) {
-      pending_flush_.push_back(c);
-      continue;
-    }
-    if (!c->pending_flush_) continue;
-    c->Flush();
   }
 }
 

@@ -29,6 +29,7 @@
 // run's record, serve.
 #pragma once
 
+#include <poll.h>
 #include <uv.h>
 
 #include <cstdint>
@@ -127,6 +128,9 @@ class Server final : public ServerControl,
   void ServeWhileBusy(Session& caller) override;
   bool ShutdownRequested() const override { return shutting_down_; }
   std::string WriteRefusal() const override;
+  // busy.cc: reads the clients poll() found readable.
+  void ReadWhileBusy(std::vector<struct pollfd>& fds, size_t listeners,
+                     const std::vector<Connection*>& conns);
   int64_t MonoUs() const override { return clock_->MonoUs(); }
 
   // Every error reply a client is sent (INFO errorstats).
