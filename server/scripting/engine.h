@@ -15,7 +15,8 @@
 //
 // Known lock scripts are a fast path: a script whose text is one of theirs
 // (known_scripts.h) runs its native equivalent, with the same replies and
-// log records as the Lua text gives (tests/unit/known_vs_lua_test.cc). The
+// log records as the Lua text gives (tests/unit/known_scripts_test.cc runs
+// every case both ways, known-scripts-native yes and no). The
 // script cache is Redis's: EVAL and SCRIPT LOAD add a script, SCRIPT FLUSH
 // empties it, and EVALSHA of a script never loaded is NOSCRIPT — known
 // scripts included, so clients see exactly what Redis would tell them.
