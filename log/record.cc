@@ -131,6 +131,18 @@ void Batch::Fence(uint64_t token) {
   rep_ += "\r\n";
 }
 
+void Batch::FunctionLoad(std::string_view code) {
+  Append(Op::kFunctionLoad, {"LOAD", "REPLACE", code});
+}
+
+void Batch::FunctionDelete(std::string_view name) {
+  Append(Op::kFunctionDelete, {"DELETE", name});
+}
+
+void Batch::FunctionFlush() {
+  Append(Op::kFunctionFlush, {"FLUSH"});
+}
+
 std::optional<uint64_t> DecodeFenceAnnotation(std::string_view line) {
   constexpr std::string_view kPrefix = "#latch-fence ";
   if (line.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
@@ -269,6 +281,29 @@ std::string Decode(std::span<const std::string_view> args, Record* out) {
     case Op::kRename:
       if (!shaped) return "RENAME record with a wrong number of arguments";
       return {};
+    case Op::kFunctionLoad:
+    case Op::kFunctionDelete:
+    case Op::kFunctionFlush:
+      // One word for three kinds (KindOf names the first): the subcommand
+      // says which. As latch writes them, and as Redis's AOF holds them
+      // (LOAD without REPLACE, FLUSH with its mode).
+      out->key = {};
+      if (words >= 3 && EqualsIgnoreCase(args[1], "LOAD")) {
+        bool replace = words == 4 && EqualsIgnoreCase(args[2], "REPLACE");
+        if (words == 3 || replace) {
+          out->op = Op::kFunctionLoad;
+          out->value = args.back();
+          return {};
+        }
+      } else if (words == 3 && EqualsIgnoreCase(args[1], "DELETE")) {
+        out->op = Op::kFunctionDelete;
+        out->key = args[2];
+        return {};
+      } else if (words >= 2 && words <= 3 && EqualsIgnoreCase(args[1], "FLUSH")) {
+        out->op = Op::kFunctionFlush;
+        return {};
+      }
+      return "FUNCTION record with unexpected arguments";
     case Op::kClock:
     case Op::kFence:
       break;  // annotations are lines, not commands (KindOf never names them)

@@ -16,6 +16,10 @@
 //   SWAPDB a b                       databases a and b exchange their keys
 //   SELECT db                        the records that follow are for database db
 //   MULTI … EXEC                     the records between apply all or none
+//   FUNCTION LOAD REPLACE code       the function library named in code's
+//                                    shebang now holds code
+//   FUNCTION DELETE name             the library is gone
+//   FUNCTION FLUSH                   every library is gone
 //
 // and two annotations, lines that Redis's loader and redis-check-aof skip
 // (Redis 7 writes `#TS:` annotations the same way):
@@ -114,6 +118,10 @@ class Batch {
   // A record of kind `op` (not an annotation): its word, `key`, then `rest`.
   void Append(Op op, std::string_view key, std::span<const std::string_view> rest);
   void Append(Op op, std::initializer_list<std::string_view> args);
+  // Function libraries (of no database, like Redis's AOF records).
+  void FunctionLoad(std::string_view code);
+  void FunctionDelete(std::string_view name);
+  void FunctionFlush();
 
   const std::string& bytes() const { return rep_; }
   size_t size() const { return rep_.size(); }
@@ -138,7 +146,7 @@ struct Record {
   // (those of the data types) are read from here.
   std::span<const std::string_view> args;
   std::string_view key;                    // SET, PEXPIREAT, PERSIST
-  std::string_view value;                  // SET
+  std::string_view value;                  // SET; FUNCTION LOAD's code
   std::span<const std::string_view> keys;  // DEL
   int64_t unix_ms = 0;                     // SET with PXAT (else 0), PEXPIREAT
   int64_t db = 0;                          // SELECT, SWAPDB (the first)

@@ -34,6 +34,11 @@
   X(Multi,     "MULTI",     1, 1, 1)  /* the records up to EXEC: all or none */  \
   X(Exec,      "EXEC",      1, 1, 1)                                             \
   X(Rename,    "RENAME",    3, 3, 1)  /* RENAME key newkey: value and lease */   \
+  /* function libraries (of no database): one word, three kinds, told apart */   \
+  /* by the subcommand (record.cc, Decode; KindOf names the first) */            \
+  X(FunctionLoad,   "FUNCTION", 3, 4, 1) /* FUNCTION LOAD [REPLACE] code */      \
+  X(FunctionDelete, "FUNCTION", 3, 3, 1) /* FUNCTION DELETE name */              \
+  X(FunctionFlush,  "FUNCTION", 2, 3, 1) /* FUNCTION FLUSH [ASYNC|SYNC] */       \
   /* annotations */                                                              \
   X(Clock,     "#latch-clock", 0, 0, 1) /* the wall/boot relation (record.h) */  \
   X(Fence,     "#latch-fence", 0, 0, 1) /* the next SET's fencing token */

@@ -114,4 +114,11 @@ void ReplyCapture::Verbatim(std::string_view format, std::string_view text) {
   Place(std::move(r));
 }
 
+void ReplyCapture::BigNumber(std::string_view digits) {
+  Reply r;
+  r.type = resp3_ ? Reply::Type::kBigNumber : Reply::Type::kBulk;
+  r.str = std::string(digits);
+  Place(std::move(r));
+}
+
 }  // namespace latch::resp

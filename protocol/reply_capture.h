@@ -38,6 +38,7 @@ class ReplyCapture final : public ReplySink {
   void Double(double v) override;
   void Bool(bool v) override;
   void Verbatim(std::string_view format, std::string_view text) override;
+  void BigNumber(std::string_view digits) override;
   size_t Mark() const override { return done_ ? 1 : 0; }
   void RewindTo(size_t mark) override {
     if (mark == 0) {

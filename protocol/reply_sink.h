@@ -49,6 +49,9 @@ class ReplySink {
   virtual void Bool(bool v) = 0;
   // A verbatim string (`=`), e.g. format "txt" for INFO in RESP3.
   virtual void Verbatim(std::string_view format, std::string_view text) = 0;
+  // A big number (`(`), a bulk string in RESP2: what a script's
+  // {big_number = "…"} becomes.
+  virtual void BigNumber(std::string_view digits) = 0;
 
   // Where the reply stands now, and a way back to it: a handler that runs
   // out of memory halfway through a reply leaves no half-written one.

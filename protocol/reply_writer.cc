@@ -107,4 +107,14 @@ void ReplyWriter::Verbatim(std::string_view format, std::string_view text) {
   out_->append("\r\n");
 }
 
+void ReplyWriter::BigNumber(std::string_view digits) {
+  if (!resp3_) {
+    Bulk(digits);
+    return;
+  }
+  out_->push_back('(');
+  out_->append(digits);
+  out_->append("\r\n");
+}
+
 }  // namespace latch::resp

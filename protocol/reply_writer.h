@@ -39,6 +39,7 @@ class ReplyWriter final : public ReplySink {
   void Double(double v) override;
   void Bool(bool v) override;
   void Verbatim(std::string_view format, std::string_view text) override;
+  void BigNumber(std::string_view digits) override;
   size_t Mark() const override { return out_->size(); }
   void RewindTo(size_t mark) override { out_->resize(mark); }
 

@@ -60,6 +60,7 @@ enum CommandFlag : uint32_t {
   kCmdNoMulti = 1u << 10,      // (reported only)
   kCmdAllowBusy = 1u << 11,    // (reported only)
   kCmdSkipSlowlog = 1u << 12,  // never in the slow log (EXEC: its commands are)
+  kCmdSkipMonitor = 1u << 13,  // shown to MONITOR before it runs (EVAL, FCALL)
   // latch: may grant, re-grant or extend a lease (it calls AdmitGrant). A
   // write command without it only ever removes or shortens: a release, always
   // allowed (the restart quarantine's refusal text lists them).
@@ -154,8 +155,12 @@ struct CommandContext {
   // max-lock-ttl. False after replying with the error.
   bool CheckTtl(int64_t ttl_ms);
   // Whether a write that takes `key` only when it is absent (SET NX, SETNX,
-  // MSETNX, MOVE's destination, the acquire scripts' EXISTS) must find it
-  // taken (Grants::Free): stored, or waited for.
+  // MSETNX, MOVE's destination, EXISTS inside a script) must find it
+  // taken (Grants::Free): it is stored, or clients wait in its queue (SET … NX WAIT) — a
+  // released key goes to the first waiter, even in the instant between its
+  // release inside a transaction and the handoff once the command is over.
+  // A script that tests with EXISTS before it SETs (the usual acquire
+  // script) thus never takes a key from its first waiter.
   bool TakenForAcquire(std::string_view key);
   // Replies with a refused grant's error and notes it for the gate (a
   // script stops at a refused lease, as the command sent alone would).
@@ -176,6 +181,8 @@ struct CommandContext {
   // Whether the command may park the client (WAITAOF, SET … WAIT): only a
   // client's own request may, not one queued in MULTI or called by a script.
   bool may_block = false;
+  // Called by a script (redis.call), not sent by a client.
+  bool in_script = false;
   // Arguments to show as "(redacted)" in the slow log (AUTH's password…):
   // bit i for argv[i].
   uint64_t redacted = 0;

@@ -315,6 +315,14 @@ std::vector<ConfigParam> BuildParams() {
     p.push_back(Affects(Int(name, field, lo, hi), kEffectEncodings));
     if (alias != nullptr) p.push_back(Affects(Int(alias, field, lo, hi), kEffectEncodings));
   }
+  // Scripting
+  p.push_back(Affects(Int("busy-reply-threshold", &Config::busy_reply_threshold, 0, kLongMax),
+                      kEffectScripts));
+  p.push_back(
+      Affects(Int("lua-time-limit", &Config::busy_reply_threshold, 0, kLongMax), kEffectScripts));
+  p.push_back(
+      Affects(Memory("lua-maxmemory", &Config::lua_maxmemory, 1024 * 1024, 340LL * 1024 * 1024),
+              kEffectScripts));
 
   // Lock safety
   p.push_back(Affects(Int("max-lock-ttl", &Config::max_lock_ttl, 0, kLongMax), kEffectLeasePolicy));

@@ -91,6 +91,18 @@ struct Config {
   int64_t zset_max_listpack_value = 64;
   int64_t list_max_listpack_size = -2;
   int64_t list_compress_depth = 0;  // accepted; latch never compresses list nodes
+  // Scripting (scripting/engine.h): after this many ms a running script
+  // makes other clients get -BUSY and may be killed (busy-reply-threshold,
+  // alias lua-time-limit, Redis's default); the most memory each Lua
+  // interpreter may hold (latch's own: a script that wants more fails with
+  // "not enough memory"). The cap stays below 340 MB: lua-cjson sizes its
+  // output buffer as 6 * len + 2 in an int.
+  int64_t busy_reply_threshold = 5000;
+  int64_t lua_maxmemory = 256LL * 1024 * 1024;
+  // Whether the known lock scripts run natively (the fast path) or in Lua
+  // like any other script: the same replies and records either way (the
+  // unit tests prove it by running both; the benchmark compares them).
+  bool known_scripts_native = true;
   // Lock safety (see lease_policy.h)
   int64_t max_lock_ttl = 0;  // ms; 0 = no cap, as Redis
   QuarantineMode quarantine = QuarantineMode::kAuto;
@@ -124,6 +136,7 @@ enum ConfigEffect : uint32_t {
   kEffectDiagnostics = 1u << 5,  // slowlog-*, latency-*: what the gate times
   kEffectEncodings = 1u << 6,    // *-max-listpack-*, set-max-intset-entries: the Store's limits
   kEffectNotify = 1u << 7,       // notify-keyspace-events
+  kEffectScripts = 1u << 8,      // busy-reply-threshold, lua-maxmemory
 };
 
 // The Store's encoding limits from the configuration.

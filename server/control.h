@@ -19,6 +19,9 @@
 namespace latch {
 
 class Faults;
+namespace scripting {
+class Engine;
+}
 class LatencyMonitor;
 class Session;
 class Slowlog;
@@ -52,6 +55,13 @@ class ServerControl {
 
   // The test bench's faults (server/faults.h): FAULT's state.
   virtual Faults& faults() = 0;
+
+  // The script engine (EVAL's cache, function libraries, the run in
+  // progress): scripting/engine.h.
+  virtual scripting::Engine& scripts() = 0;
+  // DEBUG SET-DISABLE-DENY-SCRIPTS: scripts may call the commands Redis
+  // refuses in them (the gate's rule; Redis's test suite uses it).
+  virtual void SetScriptDenyDisabled(bool disabled) = 0;
 
   // The INFO text for these sections (lower case; empty: the default set).
   virtual std::string Info(const std::vector<std::string>& sections, const TimeSnapshot& now) = 0;

@@ -146,16 +146,17 @@ Gate::Result Gate::Execute(Session& session, std::span<const std::string_view> a
 
   // 1. The command.
   cmd = registry_.Find(argv[0]);
-  if (from_script && (cmd == nullptr || !cmd->subcommands.empty())) {
-    return reject("ERR Unknown Redis command called from script");
+  if (cmd == nullptr) {
+    if (from_script) return reject("ERR Unknown Redis command called from script");
+    return reject(UnknownCommandText(argv));
   }
-  if (cmd == nullptr) return reject(UnknownCommandText(argv));
   if (!cmd->subcommands.empty() && argv.size() >= 2) {
     const CommandSpec* sub = nullptr;
     for (const CommandSpec& s : cmd->subcommands) {
       if (EqualsIgnoreCase(s.name, argv[1])) sub = &s;
     }
     if (sub == nullptr) {
+      if (from_script) return reject("ERR Unknown Redis command called from script");
       std::string upper = cmd->name;
       for (char& ch : upper) ch = static_cast<char>(ch >= 'a' && ch <= 'z' ? ch - 32 : ch);
       return reject("ERR unknown subcommand '" + std::string(UpToNul(argv[1]).substr(0, 128)) +
@@ -170,6 +171,16 @@ Gate::Result Gate::Execute(Session& session, std::span<const std::string_view> a
   if ((cmd->arity > 0 && cmd->arity != argc) || argc < -cmd->arity) {
     if (from_script) return reject("ERR Wrong number of args calling Redis command from script");
     return reject("ERR wrong number of arguments for '" + cmd->fullname + "' command");
+  }
+  // Inside a script: the commands Redis refuses there, then the read-only
+  // rule (scriptCall's order: before the server's state is looked at).
+  if (from_script) {
+    if (cmd->has(kCmdNoScript) && !script_deny_disabled_) {
+      return reject("ERR This Redis command is not allowed from script");
+    }
+    if (origin == Origin::kScriptReadOnly && cmd->has(kCmdWrite)) {
+      return reject("ERR Write commands are not allowed from read-only scripts.");
+    }
   }
   // 3. Authentication (a script or a transaction runs as its caller).
   if (origin == Origin::kClient && !session.authenticated && !cmd->has(kCmdNoAuth)) {
@@ -194,6 +205,13 @@ Gate::Result Gate::Execute(Session& session, std::span<const std::string_view> a
   if (loading_ && !cmd->has(kCmdLoading)) {
     return reject("LOADING latch is loading the dataset in memory");
   }
+  // A busy script: only what Redis allows meanwhile.
+  if (busy_ != 0 && origin == Origin::kClient && !cmd->has(kCmdAllowBusy)) {
+    return reject(busy_ == 1 ? "BUSY Redis is busy running a script. You can only call SCRIPT "
+                               "KILL or SHUTDOWN NOSAVE."
+                             : "BUSY Redis is busy running a script. You can only call FUNCTION "
+                               "KILL or SHUTDOWN NOSAVE.");
+  }
   // 6. MULTI: queued, to run together at EXEC (transactions.cc).
   if (origin == Origin::kClient && session.in_multi && !cmd->has(kCmdTransactionControl)) {
     // A transaction already doomed (a refused command, a watched key
@@ -204,10 +222,6 @@ Gate::Result Gate::Execute(Session& session, std::span<const std::string_view> a
     reply.Simple("QUEUED");
     result.ran = true;
     return result;
-  }
-  // 7. Read-only scripts.
-  if (origin == Origin::kScriptReadOnly && cmd->has(kCmdWrite)) {
-    return reject("ERR Write commands are not allowed from read-only scripts.");
   }
 
   // 8. The handler.
@@ -221,7 +235,12 @@ Gate::Result Gate::Execute(Session& session, std::span<const std::string_view> a
   CommandContext ctx(argv, session, store_, reply, now, *cmd, grants_, *stats_, control_.config(),
                      pubsub_, *this, parking_, control_);
   ctx.may_block = origin == Origin::kClient;
+  ctx.in_script = from_script;
   if (!from_script) session.last_command = &cmd->fullname;
+  // EVAL and FCALL are shown to MONITOR before the calls their script makes.
+  if (on_executed_ && cmd->has(kCmdSkipMonitor) && !from_script) {
+    on_executed_(session, argv, *cmd, false);
+  }
   const int64_t start_us = mark_us_;
   try {
     cmd->handler(ctx);
@@ -257,9 +276,9 @@ Gate::Result Gate::Execute(Session& session, std::span<const std::string_view> a
   // (A script's calls write to a sink of their own, not to this reply.)
   nested_errors_ = outer_nested + (from_script ? 0 : written);
   Account(ctx, own_error, duration_us, from_script);
-  if (!from_script) {
-    ++stats_->total_commands_processed;
-    if (on_executed_ && !cmd->has(kCmdAdmin)) on_executed_(session, argv, *cmd);
+  if (!from_script) ++stats_->total_commands_processed;
+  if (on_executed_ && !cmd->has(kCmdAdmin) && !cmd->has(kCmdSkipMonitor)) {
+    on_executed_(session, argv, *cmd, from_script);
   }
   return result;
 }

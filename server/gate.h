@@ -11,7 +11,12 @@
 //   5. LOADING: while the log is replayed, only the commands flagged for it;
 //   6. MULTI: a command is queued instead of run (EXEC runs the queue
 //      through the gate again);
-//   7. for scripts: a write from a read-only script (EVAL_RO) is refused;
+//   (a busy script, past busy-reply-threshold: clients get -BUSY, except
+//   for the commands flagged allow-busy — SCRIPT KILL, FUNCTION KILL,
+//   SHUTDOWN, AUTH, HELLO, MULTI…; scripting/engine.h);
+//   7. for scripts: a command Redis refuses inside scripts (MULTI, WAIT,
+//      blocking pops, SCRIPT, CONFIG…: flag noscript) is refused, and a
+//      write from a read-only script (EVAL_RO, no-writes) too;
 //   8. the handler runs. A write that would grant, re-grant or extend a
 //      lease goes through the grant operation (grant.h), the one caller of
 //      the lease policy (the restart quarantine, a failed state record, the
@@ -61,9 +66,12 @@ class Gate final : public CommandRunner {
   using Origin = CommandRunner::Origin;
   using Result = CommandRunner::Result;
 
-  // Told about every command a client (or EXEC) ran: the MONITOR feed.
-  using ExecutedHook =
-      std::function<void(const Session&, std::span<const std::string_view>, const CommandSpec&)>;
+  // Told about every command a client, EXEC or a script ran: the MONITOR
+  // feed (`from_script`: Redis shows such calls from "lua"). Commands
+  // flagged kCmdSkipMonitor (EVAL, FCALL) are told before they run, so
+  // the script's calls follow them, as in Redis.
+  using ExecutedHook = std::function<void(const Session&, std::span<const std::string_view>,
+                                          const CommandSpec&, bool from_script)>;
 
   Gate(const CommandRegistry& registry, Store& store, Grants& grants, PubSub& pubsub,
        Parking& parking, ServerControl& control)
@@ -79,6 +87,12 @@ class Gate final : public CommandRunner {
 
   // The server's state the checks need.
   void set_loading(bool loading) { loading_ = loading; }
+  // A script is busy (past busy-reply-threshold): 1 for EVAL, 2 for FCALL
+  // (the -BUSY text names SCRIPT KILL or FUNCTION KILL); 0: none.
+  void set_busy(int busy) { busy_ = busy; }
+  int busy() const { return busy_; }
+  // DEBUG SET-DISABLE-DENY-SCRIPTS: scripts may call noscript commands.
+  void set_script_deny_disabled(bool v) { script_deny_disabled_ = v; }
   bool loading() const { return loading_; }
   void set_log(const aof::Writer* log) { log_ = log; }
   void set_executed_hook(ExecutedHook h) { on_executed_ = std::move(h); }
@@ -100,6 +114,8 @@ class Gate final : public CommandRunner {
   ServerControl& control_;
   const aof::Writer* log_ = nullptr;
   bool loading_ = false;
+  int busy_ = 0;
+  bool script_deny_disabled_ = false;
   ExecutedHook on_executed_;
   uint64_t nested_errors_ = 0;
 

@@ -12,6 +12,7 @@
 
 #include "server/connection.h"
 #include "server/faults.h"
+#include "server/scripting/engine.h"
 #include "server/scripting/known_scripts.h"
 #include "server/server.h"
 
@@ -170,6 +171,24 @@ class InfoBuilder {
     Field("used_memory_peak_human", HumanBytes(m.peak));
     Field("used_memory_startup", m.startup);
     Field("used_memory_dataset", m.dataset);
+    // Scripts (Redis 7.0's fields): the EVAL interpreter and its cache, the
+    // functions' interpreter and libraries.
+    const scripting::Engine& e = s_.scripts_engine();
+    const uint64_t vm_eval = e.eval_memory(), vm_functions = e.functions_memory();
+    const uint64_t scripts_eval = e.scripts_memory(), functions = e.functions_overhead();
+    Field("used_memory_lua", vm_eval);
+    Field("used_memory_vm_eval", vm_eval);
+    Field("used_memory_lua_human", HumanBytes(vm_eval));
+    Field("used_memory_scripts_eval", scripts_eval);
+    Field("number_of_cached_scripts", static_cast<uint64_t>(e.num_scripts()));
+    Field("number_of_functions", static_cast<uint64_t>(e.num_functions()));
+    Field("number_of_libraries", static_cast<uint64_t>(e.libraries().size()));
+    Field("used_memory_vm_functions", vm_functions);
+    Field("used_memory_vm_total", vm_eval + vm_functions);
+    Field("used_memory_vm_total_human", HumanBytes(vm_eval + vm_functions));
+    Field("used_memory_functions", functions);
+    Field("used_memory_scripts", scripts_eval + functions);
+    Field("used_memory_scripts_human", HumanBytes(scripts_eval + functions));
     Field("maxmemory", int64_t{0});
     Field("maxmemory_human", std::string("0B"));
     Field("maxmemory_policy", std::string("noeviction"));
@@ -366,6 +385,7 @@ class InfoBuilder {
     Field("known_scripts", static_cast<uint64_t>(KnownScripts().size()));
     Field("known_script_calls", s_.stats_.known_script_calls);
     Field("known_script_libraries", KnownScriptLibraries());
+    Field("lua_script_calls", s_.stats_.lua_script_calls);
     // SET … NX WAIT (waiters.h): clients parked in key queues, the keys
     // they wait for, and what became of the waits.
     const LockWaits& w = s_.lock_waits();

@@ -88,6 +88,30 @@ Server::Server(Config config, std::unique_ptr<Clock> clock)
     history_ = std::make_unique<History>(config_.history_file, NodeName(config_), *clock_);
   }
   faults_ = std::make_unique<Faults>(*this, history_.get());
+  // The script engine; the Store hands it replayed FUNCTION records and
+  // asks it for the libraries in a rewrite.
+  scripts_ = std::make_unique<scripting::Engine>(*this, config_);
+  store_.set_library_replayer([this](const aof::Record& r) -> std::string {
+    std::string error;
+    switch (r.op) {
+      case aof::Op::kFunctionLoad:
+        if (!scripts_->LoadLibrary(r.value, /*replace=*/true, &error, /*replaying=*/true)) {
+          return "FUNCTION LOAD of a library that does not load: " + error;
+        }
+        return {};
+      case aof::Op::kFunctionDelete:
+        scripts_->DeleteLibrary(r.key);
+        return {};
+      case aof::Op::kFunctionFlush:
+        scripts_->FlushLibraries();
+        return {};
+      default:
+        return {};
+    }
+  });
+  store_.set_library_lister([this](const std::function<void(std::string_view)>& f) {
+    for (const auto& [name, lib] : scripts_->libraries()) f(lib.code);
+  });
   startup_memory_ = memory().used;
 }
 
@@ -438,13 +462,16 @@ void Server::AddMonitor(Session& s) {
   c.monitor = true;
   monitors_.push_back(&c);
   gate_.set_executed_hook([this](const Session& from, std::span<const std::string_view> argv,
-                                 const CommandSpec& cmd) { FeedMonitors(from, argv, cmd); });
+                                 const CommandSpec& cmd,
+                                 bool from_script) { FeedMonitors(from, argv, cmd, from_script); });
 }
 
 void Server::FeedMonitors(const Session& from, std::span<const std::string_view> argv,
-                          const CommandSpec& cmd) {
+                          const CommandSpec& cmd, bool from_script) {
   if (monitors_.empty()) return;
-  std::string line = MonitorLine(clock_->WallUs(), from.db, from.addr, argv, cmd);
+  // A script's calls come from "lua", as Redis shows them.
+  std::string line =
+      MonitorLine(clock_->WallUs(), from.db, from_script ? "lua" : from.addr, argv, cmd);
   for (Connection* m : monitors_) {
     if (m->closing()) continue;
     m->output() += line;
@@ -677,6 +704,7 @@ std::optional<std::string> Server::ApplyEffects(uint32_t effects) {
   if (effects & kEffectDiagnostics) gate_.Configure(config_);
   if (effects & kEffectEncodings) store_.set_encoding_limits(EncodingLimitsOf(config_));
   if (effects & kEffectNotify) pubsub_.set_notify_flags(config_.notify_keyspace_events);
+  if (effects & kEffectScripts) scripts_->Configure(config_);
   return std::nullopt;
 }
 

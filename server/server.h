@@ -29,6 +29,7 @@
 // run's record, serve.
 #pragma once
 
+#include <poll.h>
 #include <uv.h>
 
 #include <cstdint>
@@ -54,6 +55,7 @@
 #include "server/parking.h"
 #include "server/pubsub.h"
 #include "server/replay.h"
+#include "server/scripting/engine.h"
 #include "server/slowlog.h"
 #include "server/stats.h"
 #include "server/store.h"
@@ -67,7 +69,10 @@ class Connection;
 class Faults;
 class History;
 
-class Server final : public ServerControl, public Parking, public resp::ReplySink::ErrorObserver {
+class Server final : public ServerControl,
+                     public Parking,
+                     public resp::ReplySink::ErrorObserver,
+                     public scripting::BusyHost {
  public:
   Server(Config config, std::unique_ptr<Clock> clock);
   ~Server() override;
@@ -118,6 +123,22 @@ class Server final : public ServerControl, public Parking, public resp::ReplySin
   // ---- Parking (SET … NX WAIT, WAITAOF)
   void ParkForFsync(Session& s, bool local, int64_t numreplicas, int64_t deadline) override;
   void ParkForLock(Session& s, std::string_view key, LockWaitRequest request) override;
+
+  scripting::Engine& scripts() override { return *scripts_; }
+  void SetScriptDenyDisabled(bool disabled) override { gate_.set_script_deny_disabled(disabled); }
+  const scripting::Engine& scripts_engine() const { return *scripts_; }
+
+  // ---- scripting::BusyHost (busy.cc): while a script runs past
+  // busy-reply-threshold.
+  void EnterBusy(bool eval) override;
+  void LeaveBusy() override;
+  void ServeWhileBusy(Session& caller) override;
+  bool ShutdownRequested() const override { return shutting_down_; }
+  std::string WriteRefusal() const override;
+  // busy.cc: reads the clients poll() found readable.
+  void ReadWhileBusy(std::vector<struct pollfd>& fds, size_t listeners,
+                     const std::vector<Connection*>& conns);
+  int64_t MonoUs() const override { return clock_->MonoUs(); }
 
   // Every error reply a client is sent (INFO errorstats).
   void OnErrorReply(std::string_view text) override;
@@ -184,7 +205,7 @@ class Server final : public ServerControl, public Parking, public resp::ReplySin
   void Fatal(const std::string& message);
   void StopLoop();
   void FeedMonitors(const Session& from, std::span<const std::string_view> argv,
-                    const CommandSpec& cmd);
+                    const CommandSpec& cmd, bool from_script);
   std::optional<std::string> ApplyEffects(uint32_t effects);
   // After a command (or a parked one's late reply) from `client` whose reply
   // starts at `reply_start`: drops it if CLIENT REPLY says so, then moves the
@@ -290,6 +311,9 @@ class Server final : public ServerControl, public Parking, public resp::ReplySin
   std::vector<Connection*> monitors_;
   uint64_t accept_errors_ = 0;  // since the last log line about them
   int64_t last_accept_error_log_ms_ = 0;
+
+  // The script engine (scripting/engine.h).
+  std::unique_ptr<scripting::Engine> scripts_;
 
   // The test bench: FAULT's state (always there, inert unless
   // enable-fault-injection), and the history file (history-file).

@@ -35,7 +35,8 @@ struct Stats {
   uint64_t unexpected_error_replies = 0;
   uint64_t total_reads_processed = 0;   // reads from client sockets
   uint64_t total_writes_processed = 0;  // writes to client sockets
-  uint64_t known_script_calls = 0;      // EVAL/EVALSHA of a known lock script
+  uint64_t known_script_calls = 0;      // EVAL/EVALSHA of a known lock script (native)
+  uint64_t lua_script_calls = 0;        // scripts and functions run in Lua
   // For instantaneous_ops_per_sec and instantaneous_{input,output}_kbps:
   // per-second rates of the counters, sampled every 100 ms.
   static constexpr int kOpsSamples = 16;

@@ -104,6 +104,15 @@ class Store::Applier final : public aof::Handler {
   void Rename(const aof::Record& r) override {
     if (!s_.cur_->Rename(r.args[1], r.args[2])) error = "RENAME of a key that does not exist";
   }
+  // Function libraries belong to the script engine, not the keyspace: the
+  // Store hands their records to it (Server wires the replayer).
+  void FunctionLoad(const aof::Record& r) override { Library(r); }
+  void FunctionDelete(const aof::Record& r) override { Library(r); }
+  void FunctionFlush(const aof::Record& r) override { Library(r); }
+
+  void Library(const aof::Record& r) {
+    if (s_.library_replayer_) error = s_.library_replayer_(r);
+  }
 
   // What the last record did (its error: a record this keyspace cannot
   // take, such as an HSET on a key that holds a string).
@@ -231,6 +240,25 @@ void Store::EndTransaction() {
   if (tx_depth_ == 0 || --tx_depth_ > 0) return;
   if (transaction_ == kOpenLogged && log_ != nullptr) log_->Exec();
   transaction_ = kNone;
+}
+
+bool Store::NoteLibrary() {
+  ++changes_;
+  if (log_ == nullptr) return false;
+  NoteTransaction();
+  return true;
+}
+
+void Store::LogFunctionLoad(std::string_view code) {
+  if (NoteLibrary()) log_->FunctionLoad(code);
+}
+
+void Store::LogFunctionDelete(std::string_view name) {
+  if (NoteLibrary()) log_->FunctionDelete(name);
+}
+
+void Store::LogFunctionFlush() {
+  if (NoteLibrary()) log_->FunctionFlush();
 }
 
 void Store::Put(std::string_view key, std::string_view value, Lease lease, const TimeSnapshot& now,
@@ -528,6 +556,12 @@ bool Store::WriteSnapshot(aof::Batch& out, const std::function<bool()>& drain,
                           const TimeSnapshot& now) const {
   out.Clock(aof::ClockMark{clock_id_, now.mono, now.wall_ms});
   bool ok = true;
+  if (library_lister_) {
+    library_lister_([&](std::string_view code) {
+      if (ok) out.FunctionLoad(code);
+      if (ok && out.size() >= (1 << 20)) ok = drain();
+    });
+  }
   for (size_t db = 0; db < dbs_.size() && ok; ++db) {
     if (dbs_[db]->size() == 0) continue;
     out.Select(static_cast<int64_t>(db));

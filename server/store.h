@@ -279,6 +279,21 @@ class Store {
     bool opened_;
   };
 
+  // ---- function libraries (FUNCTION LOAD …)
+  // Libraries are data like keys, but the script engine holds them
+  // (scripting/engine.h): the Store logs their changes, hands replayed ones
+  // to the engine, and asks it for their codes in a rewrite. The records
+  // belong to no database (no SELECT), as in Redis's AOF.
+  void LogFunctionLoad(std::string_view code);
+  void LogFunctionDelete(std::string_view name);
+  void LogFunctionFlush();
+  // Applies a replayed FUNCTION record; an error text if it cannot be.
+  using LibraryReplayer = std::function<std::string(const aof::Record&)>;
+  void set_library_replayer(LibraryReplayer f) { library_replayer_ = std::move(f); }
+  // Calls its argument with each library's code (rewrite).
+  using LibraryLister = std::function<void(const std::function<void(std::string_view)>&)>;
+  void set_library_lister(LibraryLister f) { library_lister_ = std::move(f); }
+
   // Writes made since start (Redis's "changes since last save"); a command
   // changed something when this moved.
   uint64_t changes() const { return changes_; }
@@ -303,9 +318,10 @@ class Store {
   // so a refused transaction leaves nothing half-applied.
   std::string CheckReplayable(const aof::Record& record) const;
   size_t FinishReplay(ReplayClock& clock);
-  // The live dataset as records, for a rewrite: a clock annotation, then for
-  // each database that has keys, SELECT and one `SET key value [PXAT t]` per
-  // live key. Runs in the rewrite's child.
+  // The live dataset as records, for a rewrite: a clock annotation, one
+  // `FUNCTION LOAD REPLACE code` per library, then for each database that
+  // has keys, SELECT and one `SET key value [PXAT t]` per live key. Runs in
+  // the rewrite's child.
   bool WriteSnapshot(aof::Batch& out, const std::function<bool()>& drain,
                      const TimeSnapshot& now) const;
 
@@ -360,6 +376,10 @@ class Store {
   class Observed;
   ChangeObserver on_change_;
   int observing_ = 0;
+  LibraryReplayer library_replayer_;
+  LibraryLister library_lister_;
+  // Opens the log's transaction for a record of no database.
+  bool NoteLibrary();
 };
 
 }  // namespace latch

@@ -7,7 +7,9 @@
 #include "common/io_faults.h"
 #include "server/commands/common.h"
 #include "server/control.h"
+#include "server/gate.h"
 #include "server/log.h"
+#include "server/scripting/engine.h"
 
 namespace latch::commands {
 
@@ -67,6 +69,64 @@ void Debug(CommandContext& ctx) {
   if (IsWord(sub, "POWERLOSS") && ctx.argv.size() == 2) {
     // A machine crash: whatever the log had not fsynced is gone.
     ctx.control().SimulatePowerLoss();
+  }
+  if (IsWord(sub, "PROTOCOL") && ctx.argv.size() == 3) {
+    // One reply of each RESP type, as Redis's (the scripting tests read
+    // them from Lua).
+    std::string_view name = ctx.argv[2];
+    resp::ReplySink& r = ctx.reply;
+    if (IsWord(name, "string")) {
+      r.Bulk("Hello World");
+    } else if (IsWord(name, "integer")) {
+      r.Int(12345);
+    } else if (IsWord(name, "double")) {
+      r.Double(3.141);
+    } else if (IsWord(name, "bignum")) {
+      r.BigNumber("1234567999999999999999999999999999999");
+    } else if (IsWord(name, "null")) {
+      r.Null();
+    } else if (IsWord(name, "array") || IsWord(name, "set")) {
+      if (IsWord(name, "array")) {
+        r.Array(3);
+      } else {
+        r.Set(3);
+      }
+      for (int j = 0; j < 3; ++j) r.Int(j);
+    } else if (IsWord(name, "map")) {
+      r.Map(3);
+      for (int j = 0; j < 3; ++j) {
+        r.Int(j);
+        r.Bool(j == 1);
+      }
+    } else if (IsWord(name, "attrib")) {
+      // (latch writes no attributes: the reply that follows one.)
+      r.Bulk("Some real reply following the attribute");
+    } else if (IsWord(name, "push")) {
+      if (!r.resp3()) {
+        r.Error("ERR RESP2 is not supported by this command");
+        return;
+      }
+      r.Push(2);
+      r.Bulk("server-cpu-usage");
+      r.Int(42);
+      r.Bulk("Some real reply following the push reply");
+    } else if (IsWord(name, "true") || IsWord(name, "false")) {
+      r.Bool(IsWord(name, "true"));
+    } else if (IsWord(name, "verbatim")) {
+      r.Verbatim("txt", "This is a verbatim\nstring");
+    } else {
+      r.Error(
+          "ERR Wrong protocol type name. Please use one of the following: "
+          "string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false");
+    }
+    return;
+  }
+  if (IsWord(sub, "SET-DISABLE-DENY-SCRIPTS") && ctx.argv.size() == 3) {
+    // Scripts may then call the commands Redis refuses in them (DEBUG…):
+    // Redis's test suite uses it.
+    ctx.control().SetScriptDenyDisabled(ParseInt64(ctx.argv[2]).value_or(0) != 0);
+    ctx.reply.Ok();
+    return;
   }
   if (IsWord(sub, "SLEEP") && ctx.argv.size() == 3) {
     // Blocks the whole server, like a long GC pause or a stalled host.
@@ -168,12 +228,22 @@ void Shutdown(CommandContext& ctx) {
   // SHUTDOWN [NOSAVE | SAVE] [NOW] [FORCE]. latch has no snapshots: SAVE and
   // NOSAVE both mean "stop now"; the log is flushed and fsynced either way,
   // since every write it holds was acknowledged to a client.
+  bool nosave = false;
   for (size_t i = 1; i < ctx.argv.size(); ++i) {
     std::string_view a = ctx.argv[i];
     if (!IsWord(a, "NOSAVE") && !IsWord(a, "SAVE") && !IsWord(a, "NOW") && !IsWord(a, "FORCE")) {
       ctx.reply.Error(kSyntaxError);
       return;
     }
+    if (IsWord(a, "NOSAVE")) nosave = true;
+  }
+  // While a script is busy only SHUTDOWN NOSAVE goes through (Redis's rule:
+  // it stops the script, and the server).
+  const scripting::LuaRun* run = ctx.control().scripts().running();
+  if (run != nullptr && run->timed_out && !nosave) {
+    ctx.reply.Error(
+        "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.");
+    return;
   }
   // Like Redis, no reply on success: the connection closes as the server exits.
   ctx.control().RequestShutdown();

@@ -373,7 +373,14 @@ void Exists(CommandContext& ctx) {
   int64_t count = 0;
   for (size_t i = 1; i < ctx.argv.size(); ++i) {
     // Not an access to the key (OBJECT IDLETIME), as Redis.
-    if (ctx.store.Find(ctx.argv[i], ctx.now, /*touch=*/false) != nullptr) ++count;
+    if (ctx.store.Find(ctx.argv[i], ctx.now, /*touch=*/false) != nullptr) {
+      ++count;
+    } else if (ctx.in_script && ctx.TakenForAcquire(ctx.argv[i])) {
+      // Inside a script a key that clients wait for is taken: an acquire
+      // script that tests EXISTS before its SET leaves it to the first
+      // waiter (command.h, TakenForAcquire).
+      ++count;
+    }
   }
   ctx.reply.Int(count);
 }

@@ -449,7 +449,8 @@ void RunKnownScript(const KnownScript& script, CommandContext& ctx,
                     std::span<const std::string_view> keys, std::span<const std::string_view> args,
                     bool read_only) {
   ++ctx.stats.known_script_calls;
-  ScriptRun run(script, ctx, keys, args, read_only);
+  ScriptClient client(ctx, read_only);
+  ScriptRun run(script, client, keys, args);
   // A script's writes are one effect: two or more are logged as a
   // transaction, so a replay never applies half a script.
   ctx.store.BeginTransaction(/*single_unwrapped=*/true);

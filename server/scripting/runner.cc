@@ -2,12 +2,27 @@
 
 #include <string>
 
-#include "protocol/reply_capture.h"
 #include "server/grant.h"
 #include "server/scripting/known_scripts.h"
 #include "server/session.h"
 
 namespace latch::scripting {
+
+const resp::Reply* ScriptClient::Call(std::span<const std::string_view> argv) {
+  capture_.RewindTo(0);
+  capture_.SetProtocol(resp_);
+  CommandRunner::Result r = ctx_.Call(
+      argv, capture_,
+      read_only_ ? CommandRunner::Origin::kScriptReadOnly : CommandRunner::Origin::kScript);
+  if (r.ran && r.cmd != nullptr && r.cmd->has(kCmdWrite)) wrote_ = true;
+  if (r.lease_refused) {
+    refusal_ = capture_.reply().str;
+    return nullptr;
+  }
+  return &capture_.reply();
+}
+
+// ---------------------------------------------------------------- known scripts
 
 std::string ScriptRun::Suffix(int line) const {
   return " script: " + std::string(script_.sha1) + ", on @user_script:" + std::to_string(line) +
@@ -15,8 +30,8 @@ std::string ScriptRun::Suffix(int line) const {
 }
 
 void ScriptRun::RuntimeError(int line, std::string_view message) {
-  ctx_.reply.Error("ERR user_script:" + std::to_string(line) + ": " + std::string(message) +
-                   Suffix(line));
+  reply().Error("ERR user_script:" + std::to_string(line) + ": " + std::string(message) +
+                Suffix(line));
 }
 
 bool ScriptRun::Invoke(std::initializer_list<LuaArg> args, resp::Reply* out) {
@@ -35,29 +50,26 @@ bool ScriptRun::Invoke(std::initializer_list<LuaArg> args, resp::Reply* out) {
     argv[argc] = a.Bytes(storage[argc]);
     ++argc;
   }
-  resp::ReplyCapture capture(2);
-  CommandRunner::Result r = ctx_.Call(
-      std::span<const std::string_view>(argv, argc), capture,
-      read_only_ ? CommandRunner::Origin::kScriptReadOnly : CommandRunner::Origin::kScript);
-  if (r.lease_refused) {
+  const resp::Reply* r = client_.Call(std::span<const std::string_view>(argv, argc));
+  if (r == nullptr) {
     // Refused as a whole, exactly as when sent alone.
-    ctx_.reply.Error(capture.reply().str);
+    reply().Error(client_.refusal());
     return false;
   }
-  *out = std::move(capture.reply());
+  *out = *r;
   return true;
 }
 
 bool ScriptRun::Queued(size_t i) const {
   const Str key = Key(i);
-  return key && ctx_.grants.Queued(ctx_.session.db, *key);
+  return key && client_.ctx().grants.Queued(client_.ctx().session.db, *key);
 }
 
 std::optional<resp::Reply> ScriptRun::Call(int line, std::initializer_list<LuaArg> argv) {
   resp::Reply r;
   if (!Invoke(argv, &r)) return std::nullopt;  // already replied (quarantine)
   if (r.is_error()) {
-    ctx_.reply.Error(r.str + Suffix(line));
+    reply().Error(r.str + Suffix(line));
     return std::nullopt;
   }
   return r;

@@ -1,27 +1,37 @@
-// One execution of a known lock script: its KEYS and ARGV, and redis.call /
-// redis.pcall as latch's own commands.
+// The script's client: how a script (a Lua script, a function, or a known
+// lock script run natively) runs Redis commands — the one place where a
+// script re-enters the Execute gate.
 //
-// A call goes through the Execute gate like any command (origin kScript):
-// the same lookup and arity rules in the words Redis uses for scripts, the
-// read-only rule of EVAL_RO, MISCONF, and, for a write that would grant or
-// extend a lease, the lease policy. The command's reply is captured as a
-// value (protocol/reply_capture.h), in RESP2 as a script's client speaks it,
-// and handed back to the native script. Every write a script makes is thus
-// validated, capped and logged exactly as the same command sent alone: the
-// log holds the SETs, DELs and PEXPIREATs performed, never an EVAL.
+// A call goes through the gate like any command (origin kScript): the same
+// lookup and arity rules in the words Redis uses for scripts ("Unknown Redis
+// command called from script", "Wrong number of args calling Redis command
+// from script"), the commands refused inside scripts ("This Redis command is
+// not allowed from script": MULTI, WAIT, blocking pops…), the read-only rule
+// of EVAL_RO/FCALL_RO and no-writes scripts, MISCONF, and, for a write that
+// would grant or extend a lease, the lease policy. Nothing a script sends may
+// park the script's client: SET … NX WAIT answers at once, as BLPOP does in
+// Redis scripts. The command's reply is captured as a value
+// (protocol/reply_capture.h) in the script's protocol (RESP2 until
+// redis.setresp(3)). Every write a script makes is thus validated, capped
+// and logged exactly as the same command sent alone: the log holds the
+// SETs, DELs and PEXPIREATs performed, never an EVAL.
 //
-// Errors, as Redis words them: a redis.call() that fails ends the script
-// with that error followed by " script: <sha>, on @user_script:<line>.";
-// a Lua runtime error reads "ERR user_script:<line>: <message> script: …".
-// A call refused by the restart quarantine ends the script with the
-// QUARANTINE error itself, exactly as the command sent alone would get.
+// A call refused by the restart quarantine (or another refusal of the lease
+// policy) ends the whole script with that error, exactly as the command sent
+// alone would get it: a script cannot catch it with pcall and carry on as if
+// it held a lock it was refused.
+//
+// The known lock scripts' native equivalents use the ScriptRun below, whose
+// calls go through the same ScriptClient.
 #pragma once
 
 #include <initializer_list>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
+#include "protocol/reply_capture.h"
 #include "protocol/reply_parser.h"
 #include "server/command.h"
 #include "server/scripting/lua_value.h"
@@ -30,11 +40,47 @@ namespace latch::scripting {
 
 struct KnownScript;
 
+class ScriptClient {
+ public:
+  ScriptClient(CommandContext& ctx, bool read_only) : ctx_(ctx), read_only_(read_only) {}
+  ScriptClient(const ScriptClient&) = delete;
+  ScriptClient& operator=(const ScriptClient&) = delete;
+
+  // Runs argv through the gate. Returns its reply (an error reply when the
+  // gate refused it), or nullptr when the lease policy refused it: the
+  // script must end, with refusal() as its reply.
+  const resp::Reply* Call(std::span<const std::string_view> argv);
+
+  // redis.setresp: the protocol replies are captured in (2 or 3).
+  int resp() const { return resp_; }
+  void set_resp(int resp) { resp_ = resp; }
+  // Whether a write command ran (Redis's SCRIPT_WRITE_DIRTY: the script can
+  // no longer be killed).
+  bool wrote() const { return wrote_; }
+  const std::string& refusal() const { return refusal_; }
+  bool read_only() const { return read_only_; }
+  CommandContext& ctx() { return ctx_; }
+  const CommandContext& ctx() const { return ctx_; }
+
+ private:
+  CommandContext& ctx_;
+  bool read_only_;
+  int resp_ = 2;
+  bool wrote_ = false;
+  std::string refusal_;
+  resp::ReplyCapture capture_;
+};
+
+// One execution of a known lock script: its KEYS and ARGV, and redis.call /
+// redis.pcall as latch's own commands. Errors as Redis words them: a
+// redis.call() that fails ends the script with that error followed by
+// " script: <sha>, on @user_script:<line>."; a Lua runtime error reads
+// "ERR user_script:<line>: <message> script: …".
 class ScriptRun {
  public:
-  ScriptRun(const KnownScript& script, CommandContext& ctx, std::span<const std::string_view> keys,
-            std::span<const std::string_view> args, bool read_only)
-      : script_(script), ctx_(ctx), keys_(keys), args_(args), read_only_(read_only) {}
+  ScriptRun(const KnownScript& script, ScriptClient& client, std::span<const std::string_view> keys,
+            std::span<const std::string_view> args)
+      : script_(script), client_(client), keys_(keys), args_(args) {}
 
   // KEYS[i] and ARGV[i], 1-based as in Lua; nil past the end (and ARGV[0]).
   Str Key(size_t i) const { return i >= 1 && i <= keys_.size() ? Str(keys_[i - 1]) : Str(); }
@@ -43,9 +89,9 @@ class ScriptRun {
   size_t NumArgs() const { return args_.size(); }  // #ARGV
 
   // Whether clients wait in KEYS[i]'s queue (SET … NX WAIT) in the script's
-  // current database. An acquire script takes a key it found absent only if
-  // nobody waits for it, as SET NX: a key released earlier in the same
-  // transaction goes to its first waiter (CommandContext::TakenForAcquire).
+  // current database: what EXISTS inside a script counts as taken (see
+  // CommandContext::TakenForAcquire), so an acquire script never takes a
+  // key from its first waiter.
   bool Queued(size_t i) const;
 
   // redis.call(...) at `line`: the command's reply. On an error the script
@@ -63,7 +109,7 @@ class ScriptRun {
   void RuntimeError(int line, std::string_view message);
 
   // The script's return value.
-  resp::ReplySink& reply() { return ctx_.reply; }
+  resp::ReplySink& reply() { return client_.ctx().reply; }
 
  private:
   std::string Suffix(int line) const;
@@ -72,10 +118,9 @@ class ScriptRun {
   bool Invoke(std::initializer_list<LuaArg> args, resp::Reply* out);
 
   const KnownScript& script_;
-  CommandContext& ctx_;
+  ScriptClient& client_;
   std::span<const std::string_view> keys_;
   std::span<const std::string_view> args_;
-  bool read_only_;
 };
 
 }  // namespace latch::scripting

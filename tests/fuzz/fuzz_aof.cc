@@ -195,6 +195,10 @@ class ModelApplier final : public latch::aof::Handler {
     m_.keys().erase(it);
     m_.keys()[std::string(r.args[2])] = std::move(moved);
   }
+  // Libraries: the script engine's, not the keys'.
+  void FunctionLoad(const Record&) override {}
+  void FunctionDelete(const Record&) override {}
+  void FunctionFlush(const Record&) override {}
 
  private:
   Model& m_;

@@ -541,3 +541,21 @@ def info_fields(text):
 
 def make_tmpdir(prefix):
     return tempfile.mkdtemp(prefix=prefix)
+
+
+def known_script_texts():
+    """The known lock scripts' texts (server/scripting/scripts/*/*.lua)."""
+    root = os.path.join(source_dir(), "server", "scripting", "scripts")
+    texts = []
+    for lib in sorted(os.listdir(root)):
+        for name in sorted(os.listdir(os.path.join(root, lib))):
+            with open(os.path.join(root, lib, name), "rb") as f:
+                texts.append(f.read())
+    return texts
+
+
+def load_known_scripts(conn):
+    """SCRIPT LOADs every known lock script (the cache starts empty, as
+    Redis's: a library does this itself on NOSCRIPT)."""
+    for text in known_script_texts():
+        conn.cmd("SCRIPT", "LOAD", text)

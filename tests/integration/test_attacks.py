@@ -302,6 +302,8 @@ def test_doc_quarantine_always_waits_for_a_known_horizon(tmp_path):
 
 def test_a_torn_log_never_replays_half_a_script(tmp_path):
     node = Node(str(tmp_path), "--appendfsync", "always", *DEBUG).start()
+    for text in lt.known_script_texts():
+        node.cmd("SCRIPT", "LOAD", text)
     size0 = os.path.getsize(node.aof)
     r = node.cmd("EVALSHA", "514d8d1b08387624661da2a9098d3949b633eb3a", 2, "k1", "k2",
                  "tokA", "tokA", 120000)

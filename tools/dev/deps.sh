@@ -6,6 +6,9 @@
 set -euo pipefail
 
 build_pkgs=(g++ cmake make pkg-config libuv1-dev libspdlog-dev libxxhash-dev)
+# Scripting (issue 23): Lua 5.1 and the cjson and bit libraries Redis ships,
+# and LZF for FUNCTION DUMP's payload (Redis compresses library code with it).
+build_pkgs+=(liblua5.1-0-dev lua-cjson-dev lua-bitop-dev liblzf-dev)
 test_pkgs=(googletest libgtest-dev libgmock-dev redis-server redis-tools python3 python3-pytest
            python3-redis tmux nodejs npm libhiredis-dev)
 # The test bench's page check: headless Chromium loads the checker's HTML page.
