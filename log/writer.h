@@ -45,10 +45,20 @@
 #include "log/bio.h"
 #include "log/record.h"
 #include "log/sync_policy.h"
+#include "log/written_mark.h"
 
 namespace latch::aof {
 
 enum class Severity { kNotice, kWarning };
+
+// Removes the temporary files of rewrites that never finished (their
+// server was killed) from the directory of the log at `log_path`. Open()
+// does it; call it only while holding the data directory.
+void RemoveRewriteLeftovers(const std::string& log_path);
+
+// fdatasync of an existing file (the log a previous run left, before this
+// one trusts it). 0, or the errno. Honours injected faults (log-fsync).
+int SyncExisting(const std::string& path);
 
 // Where the writer's messages go; the server points it at its logger.
 // Default: stderr.
@@ -109,6 +119,9 @@ class Writer {
   const std::string& fatal_error() const { return fatal_; }
   // A failed fsync happened this run (under everysec or no).
   bool sync_failed() const { return sync_failed_; }
+  // A write or an fsync of the log failed this run (even if a retry
+  // succeeded since).
+  bool had_errors() const { return sync_failed_ || write_failed_; }
 
   // INFO persistence.
   bool rewrite_in_progress() const { return rewrite_pid_ > 0; }
@@ -174,7 +187,10 @@ class Writer {
   int write_errno_ = 0;
   int64_t last_error_log_ms_ = 0;
   bool sync_failed_ = false;
+  bool write_failed_ = false;
   std::string fatal_;
+  // How much of the log this process wrote, for the next start (written_mark.h).
+  WrittenMark mark_;
 
   // Rewrite
   SnapshotFn pending_snapshot_;  // deferred to the end of a transaction

@@ -19,8 +19,8 @@
 
 namespace latch {
 
-bool CommandContext::AdmitGrant(int64_t deadline) {
-  if (auto refusal = grants.Admit(deadline, now.mono)) {
+bool CommandContext::AdmitGrant(int64_t deadline, bool blind) {
+  if (auto refusal = grants.Admit(deadline, now.mono, blind && alone)) {
     ReplyRefusal(*refusal);
     return false;
   }
@@ -121,9 +121,10 @@ Gate::Result Gate::Execute(Session& session, std::span<const std::string_view> a
   const CommandSpec* cmd = nullptr;
   // A refused command. Inside MULTI it also dooms the transaction: EXEC will
   // answer EXECABORT (Redis's rule); an EXEC that is itself refused discards
-  // the transaction at once, saying why.
+  // the transaction at once, saying why — also outside MULTI, as Redis does
+  // (`EXEC x` answers EXECABORT, not the arity error).
   auto reject = [&](std::string_view text) {
-    if (origin == Origin::kClient && session.in_multi && cmd != nullptr && cmd->name == "exec") {
+    if (origin == Origin::kClient && cmd != nullptr && cmd->name == "exec") {
       std::string_view why = text;
       if (why.substr(0, 4) == "ERR ") why.remove_prefix(4);
       reply.Error("EXECABORT Transaction discarded because of: " + std::string(why));
@@ -206,7 +207,7 @@ Gate::Result Gate::Execute(Session& session, std::span<const std::string_view> a
   store_.Select(session.db);
   CommandContext ctx(argv, session, store_, reply, now, *cmd, grants_, *stats_, control_.config(),
                      *this, parking_, control_);
-  ctx.may_block = origin == Origin::kClient;
+  ctx.may_block = ctx.alone = origin == Origin::kClient;
   if (!from_script) session.last_command = &cmd->fullname;
   const int64_t start_us = mark_us_;
   try {

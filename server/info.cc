@@ -348,15 +348,26 @@ class InfoBuilder {
 
   void LatchSection() {
     Section("Latch");
-    const LeasePolicy& q = *s_.policy_;
-    Field("quarantine", int64_t{q.quarantined(now_.mono)});
+    LeasePolicy& q = *s_.policy_;
+    // The restart quarantine, said as the refusal says it: whether, why (a
+    // sentence and a few words), how long, and how an operator ends it.
+    const bool quarantined = q.quarantined(now_.mono);
+    const int64_t remaining = q.remaining_ms(now_.mono);
+    Field("quarantine", int64_t{quarantined});
     Field("quarantine_mode", std::string(QuarantineModeName(s_.config().quarantine)));
     Field("quarantine_reason", q.reason());
-    Field("quarantine_remaining_ms", q.remaining_ms(now_.mono));
+    Field("quarantine_cause", q.cause());
+    Field("quarantine_remaining_ms", remaining);
+    Field("quarantine_remaining_s", remaining > 0 ? (remaining + 999) / 1000 : remaining);
+    if (quarantined) Field("quarantine_ends_with", std::string(LeasePolicy::kHowToEnd));
     Field("max_lock_ttl", s_.config().max_lock_ttl);
-    // The lease horizon (lease_policy.h): no lease granted ends after it.
+    // The lease horizon (lease_policy.h): no lease granted ends after it;
+    // the at-risk horizon: none whose record no fsync covered ends after it.
     auto horizon = q.durable_horizon();
     Field("lease_horizon_ms", horizon ? std::max<int64_t>(0, *horizon - now_.mono) : int64_t{0});
+    auto at_risk = q.at_risk_horizon();
+    Field("lease_at_risk_ms",
+          at_risk ? std::max<int64_t>(0, SatSub(*at_risk, now_.mono)) : int64_t{0});
     Field("lease_horizon_writes_sync", q.horizon_writes_sync());
     Field("lease_horizon_writes_background", q.horizon_writes_background());
     Field("state_record_status", std::string(q.record_ok() ? "ok" : "err"));

@@ -82,7 +82,10 @@ void Server::HandOff(const std::string& db_key, const TimeSnapshot& now) {
     // over a max-lock-ttl lowered since the client parked, an exhausted
     // token counter) answers the waiter with the error, and the next one
     // moves up.
-    const int64_t deadline = r.ttl_ms > 0 ? now.mono + r.ttl_ms : kNoDeadline;
+    // The TTL counts from now, later than the request: bounded so that the
+    // lease's Unix time (PXAT in the log, PEXPIRETIME) is still a number
+    // (clock.h, DeadlineIn).
+    const int64_t deadline = r.ttl_ms > 0 ? now.DeadlineIn(r.ttl_ms) : kNoDeadline;
     Grants::Request g;
     g.key = key;
     g.value = r.value;

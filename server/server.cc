@@ -195,7 +195,10 @@ void Server::StartLoading() {
   // The previous run's record first: it says how far to trust the log's
   // times and the log itself, and whether this start is quarantined.
   log_identity_ = aof::ReadLogIdentity(config_.appendfilename);
-  policy_->Begin(now.mono, log_identity_);
+  // How much of it the previous process wrote, if it died on this boot
+  // (log/written_mark.h).
+  policy_->Begin(now.mono, log_identity_,
+                 aof::WrittenMark::Read(aof::WrittenMark::PathFor(config_.appendfilename)));
   // Until the log is open, records name the log as it was found (its size
   // counted as synced: the strict direction for the next start's check).
   policy_->set_log_probe([this]() -> LeasePolicy::LogState {
@@ -215,7 +218,10 @@ void Server::StartLoading() {
   replay_clock_ = ReplayClock{};
   replay_clock_.clock_id = clock_->Id();
   replay_clock_.now = now;
-  replay_clock_.foreign_bound = policy_->foreign_bound();
+  const LeasePolicy::ReplayAnchor anchor = policy_->replay_anchor();
+  replay_clock_.foreign_bound = anchor.bound;
+  replay_clock_.anchor_clock_id = anchor.clock_id;
+  replay_clock_.anchor_written_at = anchor.written_at;
   if (!replay_->exists()) {
     FinishLoading();
     return;
@@ -273,6 +279,17 @@ void Server::FinishLoading() {
   LeasePolicy::ReplayFacts facts;
   facts.max_deadline = store_.MaxDeadline();
   facts.cut_at = truncated_at_;
+  facts.unanchored_times = replay_clock_.unanchored;
+  // What the previous process wrote is on disk before this run decides, and
+  // before it grants anything: a power loss from now on cannot take what
+  // that run acknowledged (lease_policy.h).
+  if (log_identity_.exists) {
+    if (int err = aof::SyncExisting(config_.appendfilename); err != 0) {
+      facts.log_synced = false;
+      log::Warning("Can't fsync the append-only file '{}' found at start: {}",
+                   config_.appendfilename, std::strerror(err));
+    }
+  }
   policy_->Start(clock_->MonoMs(), facts);
   log_ = std::make_unique<aof::Writer>(config_.appendfilename, config_.appendfsync, *bio_);
   if (auto err = log_->Open()) {
@@ -486,6 +503,9 @@ void Server::BeforeSleep() {
       ::_exit(1);
     }
     if (!was_rewriting && log_->rewrite_in_progress()) store_.ForgetClockMark();
+    // The lease policy's at-risk ledger: what the grants' records reached.
+    policy_->OnLogAppended(log_->appended_end());
+    policy_->OnLogSynced(log_->synced_end());
   }
   // WAITAOF requests that the log's fsync (just now, or by the background
   // thread since) has satisfied: their replies go out with the others.
@@ -534,11 +554,12 @@ void Server::Cron() {
     bool was_rewriting = log_->rewrite_in_progress();
     log_->Cron(now.mono);
     if (!was_rewriting && log_->rewrite_in_progress()) store_.ForgetClockMark();
-    // The lease policy hears of what the log went through: a failed fsync
-    // (the run is not "always throughout" any more), a new file (a rewrite).
-    if (log_->sync_failed() && !sync_failure_reported_) {
-      sync_failure_reported_ = true;
-      policy_->OnLogSyncFailure(now.mono);
+    // The lease policy hears of what the log went through: a failed write
+    // or fsync (the run is not "always throughout" any more, nor free of
+    // log errors), a new file (a rewrite).
+    if (log_->had_errors() && !log_error_reported_) {
+      log_error_reported_ = true;
+      policy_->OnLogError(now.mono);
     }
     if (log_->log_id() != log_id_seen_) {
       log_id_seen_ = log_->log_id();

@@ -238,7 +238,7 @@ class Server final : public ServerControl, public Parking, public resp::ReplySin
   int64_t truncated_at_ = -1;
   aof::LogIdentity log_identity_;  // the log as found at start-up
   std::string log_id_seen_;        // the log file's id, as last told to the policy
-  bool sync_failure_reported_ = false;
+  bool log_error_reported_ = false;
   // Connections whose replies wait for the log.
   size_t held_clients_ = 0;
 
