@@ -4,7 +4,8 @@
 //   latch-redlock acquire|release|status --nodes H:P,… --key NAME …
 //
 // Run mode acquires the lock, runs the command while a watchdog renews the
-// lock every ttl/3, and releases it when the command exits. If renewals fail,
+// lock every ttl/3, and releases it when the command — and every process it
+// started in its process group — has exited. If renewals fail,
 // the command is stopped so that it is gone *before* the lock's validity
 // ends (see StopTiming): SIGTERM to its process group, then SIGKILL, and
 // latch-redlock exits with its own code (76) so a script can tell. A command
@@ -79,8 +80,10 @@ const char kHelp[] =
     "The lock is acquired with SET key token NX PX ttl on every node in parallel;\n"
     "it is held when N/2+1 nodes granted it, for ttl - elapsed - (ttl/100 + 2 ms).\n"
     "While COMMAND runs, a watchdog renews it every ttl/3 (SET key token IFEQ token\n"
-    "PX ttl). When COMMAND exits, the lock is released on every node (DELIFEQ key\n"
-    "token).\n"
+    "PX ttl). When COMMAND has exited, and every process it started in its process\n"
+    "group too (sh -c 'work &': the lock is held until work is gone, as flock(1)\n"
+    "holds its lock while any process keeps the fd), the lock is released on every\n"
+    "node (DELIFEQ key token).\n"
     "\n"
     "Once the validity has ended, another client may hold the lock, so COMMAND must\n"
     "be gone by then. If no renewal has reached a majority by\n"
