@@ -122,6 +122,7 @@ def test_kill9_at_random_moments_serves_at_once_with_every_acknowledged_lock(tmp
         for t in threads:
             t.join(timeout=15)
         node.start()
+        assert wait_until(lambda: node.info("persistence")["loading"] == "0", 60)
         info = quarantine_info(node)
         assert info["quarantine"] == "0", info
         assert info["quarantine_cause"] == "a process crash that lost nothing", info
