@@ -108,8 +108,25 @@ void SetMessageSink(void (*sink)(Severity, const std::string&)) {
   g_sink = sink != nullptr ? sink : DefaultSink;
 }
 
-Writer::Writer(std::string path, SyncPolicy policy, BackgroundIo& bio)
-    : path_(std::move(path)), policy_(policy), bio_(bio) {}
+// The owner's events, when there is an owner that listens.
+namespace {
+class NoEvents final : public WriterEvents {
+ public:
+  void OnWritten(uint64_t) override {}
+  void OnSynced(uint64_t) override {}
+  void OnError() override {}
+  void OnRecovered() override {}
+  void OnNewFile(const std::string&) override {}
+  void OnRewriteStarted() override {}
+};
+NoEvents g_no_events;
+}  // namespace
+
+Writer::Writer(std::string path, SyncPolicy policy, BackgroundIo& bio, WriterEvents* events)
+    : path_(std::move(path)),
+      policy_(policy),
+      bio_(bio),
+      events_(events != nullptr ? events : &g_no_events) {}
 
 Writer::~Writer() {
   if (rewrite_pid_ > 0) {
@@ -150,6 +167,7 @@ std::optional<std::string> Writer::Open() {
   ::fstat(fd.get(), &st);
   current_size_ = base_size_ = static_cast<uint64_t>(st.st_size);
   fd_ = std::move(fd);
+  bool created = false;
   if (current_size_ == 0) {
     // A new log: its first line says which file it is (the state record
     // names the log its promises rest on).
@@ -162,6 +180,7 @@ std::optional<std::string> Writer::Open() {
       return "Can't write the append-only file '" + path_ + "': " + std::strerror(err);
     }
     current_size_ = base_size_ = head.size();
+    created = true;
   } else {
     log_id_ = ReadLogIdentity(path_).id;
   }
@@ -178,7 +197,9 @@ std::optional<std::string> Writer::Open() {
     sync_failed_ = true;
     Warn("Could not sync the append-only file '%s' at start: %s", path_.c_str(),
          std::strerror(errno));
+    events_->OnError();
   }
+  if (created) events_->OnNewFile(log_id_);
   return std::nullopt;
 }
 
@@ -189,6 +210,7 @@ std::string Writer::write_error() const {
 void Writer::SetWriteError(int err, const char* what) {
   bool first = write_errno_ == 0;
   write_errno_ = err;
+  events_->OnError();
   int64_t now = SteadyMs();
   // One line per burst of failures, not one per loop iteration.
   if (first || now - last_error_log_ms_ > 30'000) {
@@ -204,6 +226,7 @@ void Writer::ClearWriteError() {
   if (write_errno_ == 0) return;
   write_errno_ = 0;
   Warn("The append-only file can be written again: write commands are accepted.");
+  events_->OnRecovered();
 }
 
 bool Writer::WriteBatch() {
@@ -220,6 +243,7 @@ bool Writer::WriteBatch() {
     rewrite_mark_ = 0;
     unsynced_ = true;
     mark_.Advance(current_size_);
+    events_->OnWritten(written_end_);
     return true;
   }
   if (written > 0) {
@@ -265,6 +289,7 @@ bool Writer::FsyncNow() {
   unsynced_ = false;
   synced_size_ = current_size_;
   synced_end_ = written_end_;
+  events_->OnSynced(synced_end_);
   return true;
 }
 
@@ -297,6 +322,7 @@ void Writer::Flush(int64_t now_ms, bool force) {
   if (bg_fsync_file_size_ > 0 && synced_size_.load() >= bg_fsync_file_size_) {
     synced_end_ = std::max(synced_end_, bg_fsync_appended_end_);
     bg_fsync_file_size_ = 0;
+    events_->OnSynced(synced_end_);
   }
   if (batch_.empty() && write_ok()) return;
   // Records appended during a rewrite also go to the new log.
@@ -430,6 +456,7 @@ std::optional<std::string> Writer::StartRewriteNow(int64_t now_ms) {
   rewrite_buf_.clear();
   rewrite_mark_ = 0;
   rewrite_start_ms_ = now_ms;
+  events_->OnRewriteStarted();
   Notice("Background append only file rewriting started by pid %d (fork took %lld us)",
          static_cast<int>(pid), static_cast<long long>(fork_us));
   return std::nullopt;
@@ -474,6 +501,7 @@ void Writer::FinishRewrite(bool child_ok, int64_t now_ms) {
     sync_failed_ = true;
     Warn("Could not fsync the directory of '%s' after the rewrite: %s", path_.c_str(),
          std::strerror(errno));
+    events_->OnError();
   }
   // An fsync still queued on the old file must not report its size as the
   // new file's synced size.
@@ -494,6 +522,9 @@ void Writer::FinishRewrite(bool child_ok, int64_t now_ms) {
   mark_.Reset(log_id_, current_size_);
   unsynced_ = false;
   ClearWriteError();
+  events_->OnNewFile(log_id_);
+  events_->OnWritten(written_end_);
+  events_->OnSynced(synced_end_);
   rewrite_buf_.clear();
   rewrite_buf_.shrink_to_fit();
   last_rewrite_ok_ = true;

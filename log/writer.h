@@ -69,9 +69,32 @@ void SetMessageSink(void (*sink)(Severity, const std::string&));
 // the snapshot should stop). Runs in the rewrite's child process.
 using SnapshotFn = std::function<bool(Batch& out, const std::function<bool()>& drain)>;
 
+// What the writer tells its owner as it happens, so that nobody needs to
+// poll it: each is called on the loop thread, from inside the writer's call
+// that caused it (Open, Flush, Cron, Rewrite, Shutdown).
+class WriterEvents {
+ public:
+  // Every byte appended before appended_end() == `end` is in the file now
+  // (handed to write()): durable_end() may have moved.
+  virtual void OnWritten(uint64_t end) = 0;
+  // A completed fsync covers the log up to `end` (synced_end()).
+  virtual void OnSynced(uint64_t end) = 0;
+  // A write or an fsync failed (write_ok() is false, or a sync failed).
+  virtual void OnError() = 0;
+  // The log can be written again after an error.
+  virtual void OnRecovered() = 0;
+  // Another log file is in use (a new one at Open, a rewrite's): `log_id`.
+  virtual void OnNewFile(const std::string& log_id) = 0;
+  // A rewrite forked: records appended from now on go to its buffer too.
+  virtual void OnRewriteStarted() = 0;
+
+ protected:
+  ~WriterEvents() = default;
+};
+
 class Writer {
  public:
-  Writer(std::string path, SyncPolicy policy, BackgroundIo& bio);
+  Writer(std::string path, SyncPolicy policy, BackgroundIo& bio, WriterEvents* events = nullptr);
   ~Writer();
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;
@@ -160,6 +183,7 @@ class Writer {
   std::string rewrite_id_;  // the id of the file a running rewrite writes
   SyncPolicy policy_;
   BackgroundIo& bio_;
+  WriterEvents* events_;
   UniqueFd fd_;
 
   Batch batch_;

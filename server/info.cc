@@ -181,13 +181,14 @@ class InfoBuilder {
 
   void PersistenceSection() {
     Section("Persistence");
-    const Replay* replay = s_.replay_.get();
+    const Persistence& p = *s_.persistence_;
+    const Replay* replay = p.replay();
     bool loading = s_.loading() && replay != nullptr;
     Field("loading", int64_t{loading});
     Field("async_loading", int64_t{0});
     if (loading) {
       uint64_t total = replay->total_bytes(), done = replay->loaded_bytes();
-      int64_t elapsed_ms = now_.mono - s_.loading_start_ms_;
+      int64_t elapsed_ms = now_.mono - p.loading_start_ms();
       Field("loading_start_time", (now_.wall_ms - elapsed_ms) / 1000);
       Field("loading_total_bytes", total);
       Field("loading_loaded_bytes", done);
@@ -203,7 +204,7 @@ class InfoBuilder {
     Field("rdb_changes_since_last_save", s_.store_.changes());
     Field("rdb_bgsave_in_progress", int64_t{0});
     Field("rdb_last_bgsave_status", std::string("ok"));
-    const aof::Writer* aof = s_.log_.get();
+    const aof::Writer* aof = p.log();
     Field("aof_enabled", int64_t{s_.config().appendonly});
     Field("aof_rewrite_in_progress", int64_t{aof != nullptr && aof->rewrite_in_progress()});
     Field("aof_rewrite_scheduled", int64_t{aof != nullptr && aof->rewrite_scheduled()});
@@ -226,7 +227,7 @@ class InfoBuilder {
       Field("latch_aof_writes", aof->writes());
       Field("latch_aof_fsyncs", aof->fsyncs());
       Field("latch_aof_fsync_micros", aof->fsync_micros());
-      if (s_.truncated_at_ >= 0) Field("latch_aof_truncated_at_load", s_.truncated_at_);
+      if (p.truncated_at() >= 0) Field("latch_aof_truncated_at_load", p.truncated_at());
     }
   }
 
@@ -348,7 +349,7 @@ class InfoBuilder {
 
   void LatchSection() {
     Section("Latch");
-    LeasePolicy& q = *s_.policy_;
+    LeasePolicy& q = s_.persistence_->policy();
     // The restart quarantine, said as the refusal says it: whether, why (a
     // sentence and a few words), how long, and how an operator ends it.
     const bool quarantined = q.quarantined(now_.mono);
@@ -425,7 +426,7 @@ ServerControl::MemoryFigures Server::memory() {
     Session::Buffers b = c.buffers();
     m.clients += b.query_capacity + b.output_capacity;
   });
-  m.log_buffer = log_ != nullptr ? log_->buffer_length() : 0;
+  m.log_buffer = persistence_->log() != nullptr ? persistence_->log()->buffer_length() : 0;
   m.keys = store_.total_size();
   return m;
 }

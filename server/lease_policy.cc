@@ -125,6 +125,7 @@ bool LeasePolicy::WriteNow(int64_t now, std::optional<int64_t> raise, bool clean
   if (state_errno_.exchange(0) != 0) {
     log::Warning("The state record {} can be written again: lock grants are accepted.",
                  state_path_);
+    Resumed();
   }
   return true;
 }
@@ -241,6 +242,7 @@ void LeasePolicy::Cron(int64_t now) {
     log::Notice(
         "Restart quarantine over: every lock it may have forgotten has expired. Locks are "
         "granted again.");
+    Resumed();
   }
   if (ephemeral_) return;
   if (now - window_start_ >= kWindowMs) {
@@ -342,6 +344,7 @@ bool LeasePolicy::OnConfigChange(int64_t now) {
     log::Notice(
         "Restart quarantine over: ended early by CONFIG SET quarantine never (an operator's "
         "choice). Locks are granted again.");
+    Resumed();
   }
   return true;
 }

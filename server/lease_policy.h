@@ -171,6 +171,9 @@ class LeasePolicy {
     uint64_t synced = 0;
   };
   void set_log_probe(std::function<LogState()> probe) { log_probe_ = std::move(probe); }
+  // Told when a grant refused "for now" may succeed again: the quarantine
+  // ended, or the state record can be written again (lock waiters retry).
+  void set_on_resume(std::function<void()> f) { on_resume_ = std::move(f); }
 
   // ---- admission (the grant operation)
   // A write that grants, re-grants or extends a lease ending at `deadline`
@@ -306,6 +309,10 @@ class LeasePolicy {
   bool carried_uncapped_ = false;
   bool started_ = false;
   std::function<LogState()> log_probe_;
+  std::function<void()> on_resume_;
+  void Resumed() {
+    if (on_resume_) on_resume_();
+  }
 
   // This run.
   bool fsync_always_ = false;

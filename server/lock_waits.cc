@@ -71,7 +71,7 @@ void Server::HandOff(const std::string& db_key, const TimeSnapshot& now) {
     const LockWaitRequest& r = first->request;
     // A log that cannot be written acknowledges no write (the gate's
     // MISCONF): the waiter keeps its place until it can.
-    if (log_ != nullptr && !log_->write_ok()) {
+    if (!persistence_->write_ok()) {
       lock_waits_.RetryLater(db_key);
       return;
     }
@@ -122,7 +122,7 @@ void Server::AnswerWaiter(LockWaits::Waiter& w, uint64_t changes_before,
   resp::ReplyWriter reply(&c.output(), c.resp);
   reply.set_error_observer(this);
   write(reply);
-  HoldForLog(c, start, changes_before);
+  persistence_->Hold(c, start, changes_before);
   Unpark(c, start);
 }
 
