@@ -1,7 +1,9 @@
 #include "log/writer.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,6 +18,9 @@
 namespace latch::aof {
 
 namespace {
+
+// A rewrite's temporary file: <prefix><pid>.aof in the log's directory.
+constexpr const char* kRewriteTmpPrefix = "temp-rewriteaof-bg-";
 
 // Redis waits this long for a running background fsync before writing anyway.
 constexpr int64_t kMaxPostponeMs = 2000;
@@ -93,12 +98,35 @@ void Notice(const char* fmt, Args... args) {
 
 }  // namespace
 
+int SyncExisting(const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return errno;
+  return Fdatasync(fd.get()) == 0 ? 0 : errno;
+}
+
 void SetMessageSink(void (*sink)(Severity, const std::string&)) {
   g_sink = sink != nullptr ? sink : DefaultSink;
 }
 
-Writer::Writer(std::string path, SyncPolicy policy, BackgroundIo& bio)
-    : path_(std::move(path)), policy_(policy), bio_(bio) {}
+// The owner's events, when there is an owner that listens.
+namespace {
+class NoEvents final : public WriterEvents {
+ public:
+  void OnWritten(uint64_t) override {}
+  void OnSynced(uint64_t) override {}
+  void OnError() override {}
+  void OnRecovered() override {}
+  void OnNewFile(const std::string&) override {}
+  void OnRewriteStarted() override {}
+};
+NoEvents g_no_events;
+}  // namespace
+
+Writer::Writer(std::string path, SyncPolicy policy, BackgroundIo& bio, WriterEvents* events)
+    : path_(std::move(path)),
+      policy_(policy),
+      bio_(bio),
+      events_(events != nullptr ? events : &g_no_events) {}
 
 Writer::~Writer() {
   if (rewrite_pid_ > 0) {
@@ -108,13 +136,38 @@ Writer::~Writer() {
   }
 }
 
+void RemoveRewriteLeftovers(const std::string& log_path) {
+  std::string dir = ".";
+  if (size_t slash = log_path.rfind('/'); slash != std::string::npos) {
+    dir = log_path.substr(0, slash);
+  }
+  DIR* d = ::opendir(dir.empty() ? "/" : dir.c_str());
+  if (d == nullptr) return;
+  while (dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.rfind(kRewriteTmpPrefix, 0) != 0 || name.size() < 4 ||
+        name.compare(name.size() - 4, 4, ".aof") != 0) {
+      continue;
+    }
+    const std::string path = dir + "/" + name;
+    if (::unlink(path.c_str()) == 0) {
+      Notice("Removed %s, left by a rewrite that did not finish", path.c_str());
+    }
+  }
+  ::closedir(d);
+}
+
 std::optional<std::string> Writer::Open() {
+  // One server per data directory (the caller holds its lock): a rewrite's
+  // temporary file found now belongs to a run that ended before finishing it.
+  RemoveRewriteLeftovers(path_);
   UniqueFd fd(::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644));
   if (!fd) return "Can't open the append-only file '" + path_ + "': " + std::strerror(errno);
   struct stat st {};
   ::fstat(fd.get(), &st);
   current_size_ = base_size_ = static_cast<uint64_t>(st.st_size);
   fd_ = std::move(fd);
+  bool created = false;
   if (current_size_ == 0) {
     // A new log: its first line says which file it is (the state record
     // names the log its promises rest on).
@@ -127,9 +180,16 @@ std::optional<std::string> Writer::Open() {
       return "Can't write the append-only file '" + path_ + "': " + std::strerror(err);
     }
     current_size_ = base_size_ = head.size();
+    created = true;
   } else {
     log_id_ = ReadLogIdentity(path_).id;
   }
+  // The written mark (written_mark.h): from now on it says how much of this
+  // file this process wrote.
+  if (auto err = mark_.Open(WrittenMark::PathFor(path_))) {
+    Warn("%s: a crash of this run will be treated as one that may have lost writes.", err->c_str());
+  }
+  mark_.Reset(log_id_, current_size_);
   // What is there at start-up was loaded from disk; make sure it stays.
   if (Fdatasync(fd_.get()) == 0) {
     synced_size_ = current_size_;
@@ -137,7 +197,9 @@ std::optional<std::string> Writer::Open() {
     sync_failed_ = true;
     Warn("Could not sync the append-only file '%s' at start: %s", path_.c_str(),
          std::strerror(errno));
+    events_->OnError();
   }
+  if (created) events_->OnNewFile(log_id_);
   return std::nullopt;
 }
 
@@ -148,6 +210,7 @@ std::string Writer::write_error() const {
 void Writer::SetWriteError(int err, const char* what) {
   bool first = write_errno_ == 0;
   write_errno_ = err;
+  events_->OnError();
   int64_t now = SteadyMs();
   // One line per burst of failures, not one per loop iteration.
   if (first || now - last_error_log_ms_ > 30'000) {
@@ -163,6 +226,7 @@ void Writer::ClearWriteError() {
   if (write_errno_ == 0) return;
   write_errno_ = 0;
   Warn("The append-only file can be written again: write commands are accepted.");
+  events_->OnRecovered();
 }
 
 bool Writer::WriteBatch() {
@@ -178,6 +242,8 @@ bool Writer::WriteBatch() {
     batch_.Clear();
     rewrite_mark_ = 0;
     unsynced_ = true;
+    mark_.Advance(current_size_);
+    events_->OnWritten(written_end_);
     return true;
   }
   if (written > 0) {
@@ -190,8 +256,10 @@ bool Writer::WriteBatch() {
       batch_.Consume(written);
       rewrite_mark_ = rewrite_mark_ > written ? rewrite_mark_ - written : 0;
       unsynced_ = true;
+      mark_.Advance(current_size_);
     }
   }
+  write_failed_ = true;
   SetWriteError(err, "writing to");
   return false;
 }
@@ -221,6 +289,7 @@ bool Writer::FsyncNow() {
   unsynced_ = false;
   synced_size_ = current_size_;
   synced_end_ = written_end_;
+  events_->OnSynced(synced_end_);
   return true;
 }
 
@@ -253,6 +322,7 @@ void Writer::Flush(int64_t now_ms, bool force) {
   if (bg_fsync_file_size_ > 0 && synced_size_.load() >= bg_fsync_file_size_) {
     synced_end_ = std::max(synced_end_, bg_fsync_appended_end_);
     bg_fsync_file_size_ = 0;
+    events_->OnSynced(synced_end_);
   }
   if (batch_.empty() && write_ok()) return;
   // Records appended during a rewrite also go to the new log.
@@ -341,17 +411,28 @@ std::optional<std::string> Writer::StartRewriteNow(int64_t now_ms) {
   // everything after goes to the rewrite buffer.
   Flush(now_ms, true);
   if (!write_ok() || !batch_.empty()) return "the log cannot be written: " + write_error();
-  rewrite_tmp_ = "temp-rewriteaof-bg-" + std::to_string(::getpid()) + ".aof";
+  rewrite_tmp_ = kRewriteTmpPrefix + std::to_string(::getpid()) + ".aof";
   rewrite_id_ = NewLogId();
   if (size_t slash = path_.rfind('/'); slash != std::string::npos) {
     rewrite_tmp_ = path_.substr(0, slash + 1) + rewrite_tmp_;
   }
   auto start = std::chrono::steady_clock::now();
+  const pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) return std::string("Can't fork for the rewrite: ") + std::strerror(errno);
   if (pid == 0) {
     // The child: write the snapshot it inherited and leave without running
-    // any destructor of the parent's objects.
+    // any destructor of the parent's objects. It dies with the server (a
+    // kill -9 of the server must not leave it running: its snapshot is of no
+    // use to anyone, and the next start cleans its file up), and keeps none
+    // of the server's descriptors: not the data directory's lock
+    // (latch.lock), which would refuse the next start while it ran, nor the
+    // listening sockets. stderr stays.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(1);  // the server died before prctl
+    if (::close_range(3, ~0U, 0) != 0) {
+      for (int fd = 3; fd < 65536; ++fd) ::close(fd);
+    }
     UniqueFd out(::open(rewrite_tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
     if (!out) ::_exit(1);
     Batch buf;
@@ -375,6 +456,7 @@ std::optional<std::string> Writer::StartRewriteNow(int64_t now_ms) {
   rewrite_buf_.clear();
   rewrite_mark_ = 0;
   rewrite_start_ms_ = now_ms;
+  events_->OnRewriteStarted();
   Notice("Background append only file rewriting started by pid %d (fork took %lld us)",
          static_cast<int>(pid), static_cast<long long>(fork_us));
   return std::nullopt;
@@ -419,6 +501,7 @@ void Writer::FinishRewrite(bool child_ok, int64_t now_ms) {
     sync_failed_ = true;
     Warn("Could not fsync the directory of '%s' after the rewrite: %s", path_.c_str(),
          std::strerror(errno));
+    events_->OnError();
   }
   // An fsync still queued on the old file must not report its size as the
   // new file's synced size.
@@ -436,8 +519,12 @@ void Writer::FinishRewrite(bool child_ok, int64_t now_ms) {
   ::fstat(fd_.get(), &st);
   current_size_ = base_size_ = static_cast<uint64_t>(st.st_size);
   synced_size_ = current_size_;
+  mark_.Reset(log_id_, current_size_);
   unsynced_ = false;
   ClearWriteError();
+  events_->OnNewFile(log_id_);
+  events_->OnWritten(written_end_);
+  events_->OnSynced(synced_end_);
   rewrite_buf_.clear();
   rewrite_buf_.shrink_to_fit();
   last_rewrite_ok_ = true;

@@ -45,10 +45,20 @@
 #include "log/bio.h"
 #include "log/record.h"
 #include "log/sync_policy.h"
+#include "log/written_mark.h"
 
 namespace latch::aof {
 
 enum class Severity { kNotice, kWarning };
+
+// Removes the temporary files of rewrites that never finished (their
+// server was killed) from the directory of the log at `log_path`. Open()
+// does it; call it only while holding the data directory.
+void RemoveRewriteLeftovers(const std::string& log_path);
+
+// fdatasync of an existing file (the log a previous run left, before this
+// one trusts it). 0, or the errno. Honours injected faults (log-fsync).
+int SyncExisting(const std::string& path);
 
 // Where the writer's messages go; the server points it at its logger.
 // Default: stderr.
@@ -59,9 +69,32 @@ void SetMessageSink(void (*sink)(Severity, const std::string&));
 // the snapshot should stop). Runs in the rewrite's child process.
 using SnapshotFn = std::function<bool(Batch& out, const std::function<bool()>& drain)>;
 
+// What the writer tells its owner as it happens, so that nobody needs to
+// poll it: each is called on the loop thread, from inside the writer's call
+// that caused it (Open, Flush, Cron, Rewrite, Shutdown).
+class WriterEvents {
+ public:
+  // Every byte appended before appended_end() == `end` is in the file now
+  // (handed to write()): durable_end() may have moved.
+  virtual void OnWritten(uint64_t end) = 0;
+  // A completed fsync covers the log up to `end` (synced_end()).
+  virtual void OnSynced(uint64_t end) = 0;
+  // A write or an fsync failed (write_ok() is false, or a sync failed).
+  virtual void OnError() = 0;
+  // The log can be written again after an error.
+  virtual void OnRecovered() = 0;
+  // Another log file is in use (a new one at Open, a rewrite's): `log_id`.
+  virtual void OnNewFile(const std::string& log_id) = 0;
+  // A rewrite forked: records appended from now on go to its buffer too.
+  virtual void OnRewriteStarted() = 0;
+
+ protected:
+  ~WriterEvents() = default;
+};
+
 class Writer {
  public:
-  Writer(std::string path, SyncPolicy policy, BackgroundIo& bio);
+  Writer(std::string path, SyncPolicy policy, BackgroundIo& bio, WriterEvents* events = nullptr);
   ~Writer();
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;
@@ -109,6 +142,9 @@ class Writer {
   const std::string& fatal_error() const { return fatal_; }
   // A failed fsync happened this run (under everysec or no).
   bool sync_failed() const { return sync_failed_; }
+  // A write or an fsync of the log failed this run (even if a retry
+  // succeeded since).
+  bool had_errors() const { return sync_failed_ || write_failed_; }
 
   // INFO persistence.
   bool rewrite_in_progress() const { return rewrite_pid_ > 0; }
@@ -147,6 +183,7 @@ class Writer {
   std::string rewrite_id_;  // the id of the file a running rewrite writes
   SyncPolicy policy_;
   BackgroundIo& bio_;
+  WriterEvents* events_;
   UniqueFd fd_;
 
   Batch batch_;
@@ -174,7 +211,10 @@ class Writer {
   int write_errno_ = 0;
   int64_t last_error_log_ms_ = 0;
   bool sync_failed_ = false;
+  bool write_failed_ = false;
   std::string fatal_;
+  // How much of the log this process wrote, for the next start (written_mark.h).
+  WrittenMark mark_;
 
   // Rewrite
   SnapshotFn pending_snapshot_;  // deferred to the end of a transaction

@@ -44,7 +44,8 @@ void Server::LeaveBusy() {
 }
 
 std::string Server::WriteRefusal() const {
-  if (log_ != nullptr && !log_->write_ok()) return log_->write_error();
+  const aof::Writer* log = persistence_->log();
+  if (log != nullptr && !log->write_ok()) return log->write_error();
   return {};
 }
 

@@ -12,6 +12,7 @@
 // record written under another id says nothing about elapsed time.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <string>
@@ -97,15 +98,35 @@ class ManualClock final : public Clock {
   int64_t wall_us_ = 1'700'000'000'000'000;
 };
 
+// Time arithmetic that saturates instead of wrapping: a huge TTL,
+// max-lock-ttl or quarantine-ms must never turn a deadline into the past
+// (or a PXAT in the log into a negative number).
+inline int64_t SatAdd(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) return b > 0 ? INT64_MAX : INT64_MIN;
+  return r;
+}
+inline int64_t SatSub(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_sub_overflow(a, b, &r)) return b < 0 ? INT64_MAX : INT64_MIN;
+  return r;
+}
+
 // Converts between the clocks at one instant: `mono` and `wall_ms` are the two
-// readings taken for the command being executed.
+// readings taken for the command being executed. Both conversions saturate.
 struct TimeSnapshot {
   int64_t mono = 0;
   int64_t wall_ms = 0;
   // A deadline on the monotonic clock for an absolute Unix time in ms.
-  int64_t MonoFromWall(int64_t unix_ms) const { return mono + (unix_ms - wall_ms); }
+  int64_t MonoFromWall(int64_t unix_ms) const { return SatAdd(mono, SatSub(unix_ms, wall_ms)); }
   // The Unix time in ms of a monotonic deadline.
-  int64_t WallFromMono(int64_t deadline) const { return wall_ms + (deadline - mono); }
+  int64_t WallFromMono(int64_t deadline) const { return SatAdd(wall_ms, SatSub(deadline, mono)); }
+  // The deadline of a lease of `ttl_ms` (> 0) from now, bounded so that its
+  // Unix time is still a number (a lease handed over later than it was
+  // asked for, SET … WAIT, must not overflow where the request did not).
+  int64_t DeadlineIn(int64_t ttl_ms) const {
+    return SatAdd(mono, std::min(ttl_ms, SatSub(INT64_MAX, wall_ms)));
+  }
 };
 
 }  // namespace latch

@@ -149,9 +149,11 @@ struct CommandContext {
   PubSub& pubsub;
 
   // Grants::Admit for a write that grants, re-grants or extends a lease
-  // ending at `deadline` (kNoDeadline: a key without one). False after
-  // replying with the refusal (QUARANTINE, MISCONF).
-  bool AdmitGrant(int64_t deadline);
+  // ending at `deadline` (kNoDeadline: a key without one). `blind`: the
+  // write's reply does not depend on what the key held (it counts only when
+  // the command was sent alone). False after replying with the refusal
+  // (QUARANTINE, MISCONF).
+  bool AdmitGrant(int64_t deadline, bool blind = false);
   // max-lock-ttl. False after replying with the error.
   bool CheckTtl(int64_t ttl_ms);
   // Whether a write that takes `key` only when it is absent (SET NX, SETNX,
@@ -183,6 +185,10 @@ struct CommandContext {
   bool may_block = false;
   // Called by a script (redis.call), not sent by a client.
   bool in_script = false;
+  // Sent by a client on its own: not queued in a MULTI, not called by a
+  // script (which may have read the key before writing it). Only such a
+  // write can be blind to a restart quarantine (Grants::Admit).
+  bool alone = false;
   // Arguments to show as "(redacted)" in the slow log (AUTH's password…):
   // bit i for argv[i].
   uint64_t redacted = 0;

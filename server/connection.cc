@@ -231,9 +231,10 @@ void Connection::Flush() {
   if (held_from != kNotHeld) {
     if (server_.ReplyIsDurable(held_until)) {
       held_from = kNotHeld;
-      server_.OnHoldReleased();
+      server_.OnHoldReleased(*this);
     } else {
       sendable = held_from;
+      server_.OnHoldWaiting(*this);  // flushed again once the log has it
     }
   }
   if (!delayed_.empty()) {

@@ -90,6 +90,9 @@ class Connection final : public Session {
   static constexpr size_t kNotHeld = static_cast<size_t>(-1);
   size_t held_from = kNotHeld;
   uint64_t held_until = 0;
+  // Its held reply could not leave at the end of an iteration: persistence
+  // tells the server when it may (Persistence::Waiting).
+  bool log_waiting = false;
   int fd() const;
   int64_t output_soft_limit_since_ms = 0;
 

@@ -67,7 +67,7 @@ void Faults::WarpChanged() {
   // start trusts none of the warped times.
   std::string id = server_.clock_->Id();
   server_.store_.set_clock_id(id);
-  server_.policy_->set_clock_id(id);
+  server_.lease_policy().set_clock_id(id);
   warped_ = true;
 }
 

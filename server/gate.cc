@@ -20,8 +20,8 @@
 
 namespace latch {
 
-bool CommandContext::AdmitGrant(int64_t deadline) {
-  if (auto refusal = grants.Admit(deadline, now.mono)) {
+bool CommandContext::AdmitGrant(int64_t deadline, bool blind) {
+  if (auto refusal = grants.Admit(deadline, now.mono, blind && alone)) {
     ReplyRefusal(*refusal);
     return false;
   }
@@ -119,99 +119,116 @@ std::string UnknownCommandText(std::span<const std::string_view> argv) {
 
 }  // namespace
 
-Gate::Result Gate::Execute(Session& session, std::span<const std::string_view> argv,
-                           const TimeSnapshot& now, resp::ReplySink& reply, Origin origin) {
-  Result result;
-  const bool from_script = origin == Origin::kScript || origin == Origin::kScriptReadOnly;
-  const CommandSpec* cmd = nullptr;
-  // A refused command. Inside MULTI it also dooms the transaction: EXEC will
-  // answer EXECABORT (Redis's rule); an EXEC that is itself refused discards
-  // the transaction at once, saying why.
-  auto reject = [&](std::string_view text) {
-    if (origin == Origin::kClient && session.in_multi && cmd != nullptr && cmd->name == "exec") {
-      std::string_view why = text;
-      if (why.substr(0, 4) == "ERR ") why.remove_prefix(4);
-      reply.Error("EXECABORT Transaction discarded because of: " + std::string(why));
-      session.in_multi = session.multi_failed = false;
-      session.queued.clear();
-      control_.watches().UnwatchAll(session);
-    } else {
-      reply.Error(text);
-    }
-    if (session.in_multi && origin == Origin::kClient) session.multi_failed = true;
-    if (!from_script) ++nested_errors_;
-    if (result.cmd != nullptr) ++stats_->command(result.cmd->index).rejected_calls;
-    return result;
-  };
-
-  // 1. The command.
-  cmd = registry_.Find(argv[0]);
+const CommandSpec* Gate::Lookup(std::span<const std::string_view> argv, bool from_script,
+                                std::string* error) const {
+  const CommandSpec* cmd = registry_.Find(argv[0]);
   if (cmd == nullptr) {
-    if (from_script) return reject("ERR Unknown Redis command called from script");
-    return reject(UnknownCommandText(argv));
+    *error = from_script ? "ERR Unknown Redis command called from script" : UnknownCommandText(argv);
+    return nullptr;
   }
-  if (!cmd->subcommands.empty() && argv.size() >= 2) {
-    const CommandSpec* sub = nullptr;
-    for (const CommandSpec& s : cmd->subcommands) {
-      if (EqualsIgnoreCase(s.name, argv[1])) sub = &s;
-    }
-    if (sub == nullptr) {
-      if (from_script) return reject("ERR Unknown Redis command called from script");
-      std::string upper = cmd->name;
-      for (char& ch : upper) ch = static_cast<char>(ch >= 'a' && ch <= 'z' ? ch - 32 : ch);
-      return reject("ERR unknown subcommand '" + std::string(UpToNul(argv[1]).substr(0, 128)) +
-                    "'. Try " + upper + " HELP.");
-    }
-    cmd = sub;
+  if (cmd->subcommands.empty() || argv.size() < 2) return cmd;
+  for (const CommandSpec& s : cmd->subcommands) {
+    if (EqualsIgnoreCase(s.name, argv[1])) return &s;
   }
-  result.cmd = cmd;
+  if (from_script) {
+    *error = "ERR Unknown Redis command called from script";
+    return nullptr;
+  }
+  std::string upper = cmd->name;
+  for (char& ch : upper) ch = static_cast<char>(ch >= 'a' && ch <= 'z' ? ch - 32 : ch);
+  *error = "ERR unknown subcommand '" + std::string(UpToNul(argv[1]).substr(0, 128)) + "'. Try " +
+           upper + " HELP.";
+  return nullptr;
+}
 
+std::optional<std::string> Gate::Check(const CommandSpec& cmd, const Session& session, int argc,
+                                       Origin origin) const {
+  const bool from_script = origin == Origin::kScript || origin == Origin::kScriptReadOnly;
   // 2. Arity.
-  int argc = static_cast<int>(argv.size());
-  if ((cmd->arity > 0 && cmd->arity != argc) || argc < -cmd->arity) {
-    if (from_script) return reject("ERR Wrong number of args calling Redis command from script");
-    return reject("ERR wrong number of arguments for '" + cmd->fullname + "' command");
+  if ((cmd.arity > 0 && cmd.arity != argc) || argc < -cmd.arity) {
+    if (from_script) return "ERR Wrong number of args calling Redis command from script";
+    return "ERR wrong number of arguments for '" + cmd.fullname + "' command";
   }
   // Inside a script: the commands Redis refuses there, then the read-only
   // rule (scriptCall's order: before the server's state is looked at).
   if (from_script) {
-    if (cmd->has(kCmdNoScript) && !script_deny_disabled_) {
-      return reject("ERR This Redis command is not allowed from script");
+    if (cmd.has(kCmdNoScript) && !script_deny_disabled_) {
+      return "ERR This Redis command is not allowed from script";
     }
-    if (origin == Origin::kScriptReadOnly && cmd->has(kCmdWrite)) {
-      return reject("ERR Write commands are not allowed from read-only scripts.");
+    if (origin == Origin::kScriptReadOnly && cmd.has(kCmdWrite)) {
+      return "ERR Write commands are not allowed from read-only scripts.";
     }
   }
   // 3. Authentication (a script or a transaction runs as its caller).
-  if (origin == Origin::kClient && !session.authenticated && !cmd->has(kCmdNoAuth)) {
-    return reject("NOAUTH Authentication required.");
+  if (origin == Origin::kClient && !session.authenticated && !cmd.has(kCmdNoAuth)) {
+    return "NOAUTH Authentication required.";
   }
   // 4. A log that cannot be written must not acknowledge writes (Redis also
   // answers PING this way, so health checks notice).
   if (log_ != nullptr && !log_->write_ok() &&
-      (cmd->has(kCmdWrite) || (!from_script && cmd->has(kCmdHealthCheck)))) {
-    return reject("MISCONF " + log_->write_error());
+      (cmd.has(kCmdWrite) || (!from_script && cmd.has(kCmdHealthCheck)))) {
+    return "MISCONF " + log_->write_error();
   }
   // A RESP2 connection that listens to channels reads only messages: it may
   // only change what it listens to, PING, QUIT or RESET (RESP3 mixes push
   // frames with replies, so there everything is allowed).
   if (origin == Origin::kClient && session.resp == 2 && session.subscribed() &&
-      !cmd->has(kCmdSubscribedContext)) {
-    return reject("ERR Can't execute '" + cmd->fullname +
-                  "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in "
-                  "this context");
+      !cmd.has(kCmdSubscribedContext)) {
+    return "ERR Can't execute '" + cmd.fullname +
+           "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in "
+           "this context";
   }
   // 5. Loading.
-  if (loading_ && !cmd->has(kCmdLoading)) {
-    return reject("LOADING latch is loading the dataset in memory");
-  }
+  if (loading_ && !cmd.has(kCmdLoading)) return "LOADING latch is loading the dataset in memory";
   // A busy script: only what Redis allows meanwhile.
-  if (busy_ != 0 && origin == Origin::kClient && !cmd->has(kCmdAllowBusy)) {
-    return reject(busy_ == 1 ? "BUSY Redis is busy running a script. You can only call SCRIPT "
-                               "KILL or SHUTDOWN NOSAVE."
-                             : "BUSY Redis is busy running a script. You can only call FUNCTION "
-                               "KILL or SHUTDOWN NOSAVE.");
+  if (busy_ != 0 && origin == Origin::kClient && !cmd.has(kCmdAllowBusy)) {
+    return busy_ == 1 ? "BUSY Redis is busy running a script. You can only call SCRIPT "
+                        "KILL or SHUTDOWN NOSAVE."
+                      : "BUSY Redis is busy running a script. You can only call FUNCTION "
+                        "KILL or SHUTDOWN NOSAVE.";
   }
+  return std::nullopt;
+}
+
+Gate::Result Gate::Reject(Session& session, const CommandSpec* cmd, std::string_view text,
+                          resp::ReplySink& reply, Origin origin) {
+  // A refused command. Inside MULTI it also dooms the transaction: EXEC will
+  // answer EXECABORT (Redis's rule); an EXEC that is itself refused discards
+  // the transaction at once, saying why — also outside MULTI, as Redis does
+  // (`EXEC x` answers EXECABORT, not the arity error).
+  const bool from_script = origin == Origin::kScript || origin == Origin::kScriptReadOnly;
+  if (origin == Origin::kClient && cmd != nullptr && cmd->name == "exec") {
+    std::string_view why = text;
+    if (why.substr(0, 4) == "ERR ") why.remove_prefix(4);
+    reply.Error("EXECABORT Transaction discarded because of: " + std::string(why));
+    session.in_multi = session.multi_failed = false;
+    session.queued.clear();
+    control_.watches().UnwatchAll(session);
+  } else {
+    reply.Error(text);
+  }
+  if (session.in_multi && origin == Origin::kClient) session.multi_failed = true;
+  if (!from_script) ++nested_errors_;
+  if (cmd != nullptr) ++stats_->command(cmd->index).rejected_calls;
+  Result result;
+  result.cmd = cmd;
+  return result;
+}
+
+Gate::Result Gate::Execute(Session& session, std::span<const std::string_view> argv,
+                           const TimeSnapshot& now, resp::ReplySink& reply, Origin origin) {
+  // 1. The command (and subcommand).
+  std::string error;
+  const CommandSpec* cmd =
+      Lookup(argv, origin == Origin::kScript || origin == Origin::kScriptReadOnly, &error);
+  if (cmd == nullptr) return Reject(session, nullptr, error, reply, origin);
+  // 2–5, 7: arity, authentication, MISCONF, LOADING, read-only scripts.
+  if (auto refusal = Check(*cmd, session, static_cast<int>(argv.size()), origin)) {
+    return Reject(session, cmd, *refusal, reply, origin);
+  }
+  Result result;
+  result.cmd = cmd;
+  result.ran = true;
   // 6. MULTI: queued, to run together at EXEC (transactions.cc).
   if (origin == Origin::kClient && session.in_multi && !cmd->has(kCmdTransactionControl)) {
     // A transaction already doomed (a refused command, a watched key
@@ -220,11 +237,16 @@ Gate::Result Gate::Execute(Session& session, std::span<const std::string_view> a
       session.queued.emplace_back(argv.begin(), argv.end());
     }
     reply.Simple("QUEUED");
-    result.ran = true;
     return result;
   }
-
   // 8. The handler.
+  result.lease_refused = Run(*cmd, session, argv, now, reply, origin);
+  return result;
+}
+
+bool Gate::Run(const CommandSpec& cmd, Session& session, std::span<const std::string_view> argv,
+               const TimeSnapshot& now, resp::ReplySink& reply, Origin origin) {
+  const bool from_script = origin == Origin::kScript || origin == Origin::kScriptReadOnly;
   size_t mark = reply.Mark();
   uint64_t errors_before = reply.errors();
   // Errors written by commands this one runs through the gate (EXEC's
@@ -232,18 +254,18 @@ Gate::Result Gate::Execute(Session& session, std::span<const std::string_view> a
   uint64_t outer_nested = std::exchange(nested_errors_, 0);
   // The handler reads and writes the session's database.
   store_.Select(session.db);
-  CommandContext ctx(argv, session, store_, reply, now, *cmd, grants_, *stats_, control_.config(),
+  CommandContext ctx(argv, session, store_, reply, now, cmd, grants_, *stats_, control_.config(),
                      pubsub_, *this, parking_, control_);
-  ctx.may_block = origin == Origin::kClient;
+  ctx.may_block = ctx.alone = origin == Origin::kClient;
   ctx.in_script = from_script;
-  if (!from_script) session.last_command = &cmd->fullname;
+  if (!from_script) session.last_command = &cmd.fullname;
   // EVAL and FCALL are shown to MONITOR before the calls their script makes.
-  if (on_executed_ && cmd->has(kCmdSkipMonitor) && !from_script) {
-    on_executed_(session, argv, *cmd, false);
+  if (on_executed_ && cmd.has(kCmdSkipMonitor) && !from_script) {
+    on_executed_(session, argv, cmd, false);
   }
   const int64_t start_us = mark_us_;
   try {
-    cmd->handler(ctx);
+    cmd.handler(ctx);
   } catch (const std::bad_alloc&) {
     // Out of memory: refuse this command, keep serving the others. (The
     // handlers change the keyspace only after allocating what they store.)
@@ -256,7 +278,7 @@ Gate::Result Gate::Execute(Session& session, std::span<const std::string_view> a
       log::Warning(
           "Out of memory executing '{}' for client {} ({} commands refused since the last "
           "report)",
-          cmd->fullname, session.addr, ooms);
+          cmd.fullname, session.addr, ooms);
       last_oom_log_ms = now.mono;
       ooms = 0;
     }
@@ -269,18 +291,16 @@ Gate::Result Gate::Execute(Session& session, std::span<const std::string_view> a
     duration_us = std::max<int64_t>(end_us - start_us, 0);
     mark_us_ = end_us;
   }
-  result.ran = true;
-  result.lease_refused = ctx.lease_refused;
   uint64_t written = reply.errors() - errors_before;
   bool own_error = written > nested_errors_;
   // (A script's calls write to a sink of their own, not to this reply.)
   nested_errors_ = outer_nested + (from_script ? 0 : written);
   Account(ctx, own_error, duration_us, from_script);
   if (!from_script) ++stats_->total_commands_processed;
-  if (on_executed_ && !cmd->has(kCmdAdmin) && !cmd->has(kCmdSkipMonitor)) {
-    on_executed_(session, argv, *cmd, from_script);
+  if (on_executed_ && !cmd.has(kCmdAdmin) && !cmd.has(kCmdSkipMonitor)) {
+    on_executed_(session, argv, cmd, from_script);
   }
-  return result;
+  return ctx.lease_refused;
 }
 
 }  // namespace latch

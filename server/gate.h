@@ -36,7 +36,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "protocol/reply_sink.h"
@@ -119,6 +121,18 @@ class Gate final : public CommandRunner {
   ExecutedHook on_executed_;
   uint64_t nested_errors_ = 0;
 
+  // Execute's steps. Lookup: the command or subcommand (else *error);
+  // Check: whether it may run now (else the refusal); Reject: the refusal's
+  // reply and what it does to a transaction; Run: the handler, timed and
+  // accounted (returns whether a lease was refused).
+  const CommandSpec* Lookup(std::span<const std::string_view> argv, bool from_script,
+                            std::string* error) const;
+  std::optional<std::string> Check(const CommandSpec& cmd, const Session& session, int argc,
+                                   Origin origin) const;
+  Result Reject(Session& session, const CommandSpec* cmd, std::string_view text,
+                resp::ReplySink& reply, Origin origin);
+  bool Run(const CommandSpec& cmd, Session& session, std::span<const std::string_view> argv,
+           const TimeSnapshot& now, resp::ReplySink& reply, Origin origin);
   // After a command ran for `duration_us`: its statistics, the slow log, the
   // latency monitor.
   void Account(const CommandContext& ctx, bool failed, int64_t duration_us, bool from_script);

@@ -15,8 +15,8 @@ size_t Grants::Waiters(int db, std::string_view key) const {
   return waiters_.empty() ? 0 : waiters_.waiters(DbKey(db, key));
 }
 
-std::optional<std::string> Grants::Admit(int64_t deadline, int64_t now) {
-  return policy_.Admit(deadline, now);
+std::optional<std::string> Grants::Admit(int64_t deadline, int64_t now, bool blind) {
+  return policy_.Admit(deadline, now, blind);
 }
 
 std::optional<std::string> Grants::CheckTtl(int64_t ttl_ms) const {
@@ -59,7 +59,7 @@ Grants::Result Grants::Grant(const Request& req, const TimeSnapshot& now, bool c
         return r;
       }
     }
-    if (auto err = policy_.Admit(deadline, now.mono)) {
+    if (auto err = policy_.Admit(deadline, now.mono, req.blind)) {
       r.outcome = Result::kRefused;
       r.refusal = std::move(*err);
       return r;

@@ -61,8 +61,11 @@ class Grants {
 
   // ---- 2. the lease policy
   // A write that grants, re-grants or extends a lease ending at `deadline`
-  // (kNoDeadline: a key without one). The refusal text, or nothing.
-  std::optional<std::string> Admit(int64_t deadline, int64_t now);
+  // (kNoDeadline: a key without one). `blind`: sent on its own, and its reply
+  // does not depend on what the key held, so a restart quarantine lets it
+  // through (lease_policy.h, "What a quarantine refuses"). The refusal text,
+  // or nothing.
+  std::optional<std::string> Admit(int64_t deadline, int64_t now, bool blind = false);
   // max-lock-ttl: the error for a lease of `ttl_ms` over the cap, or nothing.
   std::optional<std::string> CheckTtl(int64_t ttl_ms) const;
 
@@ -76,6 +79,9 @@ class Grants {
     // `min` (the holder's own when it renews with the same value).
     bool fence = false;
     uint64_t min = 0;
+    // A blind write (see Admit): SET without a condition, GET or FENCE,
+    // sent on its own (CommandContext::alone).
+    bool blind = false;
   };
   struct Result {
     enum Outcome {

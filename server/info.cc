@@ -200,13 +200,14 @@ class InfoBuilder {
 
   void PersistenceSection() {
     Section("Persistence");
-    const Replay* replay = s_.replay_.get();
+    const Persistence& p = *s_.persistence_;
+    const Replay* replay = p.replay();
     bool loading = s_.loading() && replay != nullptr;
     Field("loading", int64_t{loading});
     Field("async_loading", int64_t{0});
     if (loading) {
       uint64_t total = replay->total_bytes(), done = replay->loaded_bytes();
-      int64_t elapsed_ms = now_.mono - s_.loading_start_ms_;
+      int64_t elapsed_ms = now_.mono - p.loading_start_ms();
       Field("loading_start_time", (now_.wall_ms - elapsed_ms) / 1000);
       Field("loading_total_bytes", total);
       Field("loading_loaded_bytes", done);
@@ -222,7 +223,7 @@ class InfoBuilder {
     Field("rdb_changes_since_last_save", s_.store_.changes());
     Field("rdb_bgsave_in_progress", int64_t{0});
     Field("rdb_last_bgsave_status", std::string("ok"));
-    const aof::Writer* aof = s_.log_.get();
+    const aof::Writer* aof = p.log();
     Field("aof_enabled", int64_t{s_.config().appendonly});
     Field("aof_rewrite_in_progress", int64_t{aof != nullptr && aof->rewrite_in_progress()});
     Field("aof_rewrite_scheduled", int64_t{aof != nullptr && aof->rewrite_scheduled()});
@@ -245,7 +246,7 @@ class InfoBuilder {
       Field("latch_aof_writes", aof->writes());
       Field("latch_aof_fsyncs", aof->fsyncs());
       Field("latch_aof_fsync_micros", aof->fsync_micros());
-      if (s_.truncated_at_ >= 0) Field("latch_aof_truncated_at_load", s_.truncated_at_);
+      if (p.truncated_at() >= 0) Field("latch_aof_truncated_at_load", p.truncated_at());
     }
   }
 
@@ -367,15 +368,26 @@ class InfoBuilder {
 
   void LatchSection() {
     Section("Latch");
-    const LeasePolicy& q = *s_.policy_;
-    Field("quarantine", int64_t{q.quarantined(now_.mono)});
+    LeasePolicy& q = s_.persistence_->policy();
+    // The restart quarantine, said as the refusal says it: whether, why (a
+    // sentence and a few words), how long, and how an operator ends it.
+    const bool quarantined = q.quarantined(now_.mono);
+    const int64_t remaining = q.remaining_ms(now_.mono);
+    Field("quarantine", int64_t{quarantined});
     Field("quarantine_mode", std::string(QuarantineModeName(s_.config().quarantine)));
     Field("quarantine_reason", q.reason());
-    Field("quarantine_remaining_ms", q.remaining_ms(now_.mono));
+    Field("quarantine_cause", q.cause());
+    Field("quarantine_remaining_ms", remaining);
+    Field("quarantine_remaining_s", remaining > 0 ? (remaining + 999) / 1000 : remaining);
+    if (quarantined) Field("quarantine_ends_with", std::string(LeasePolicy::kHowToEnd));
     Field("max_lock_ttl", s_.config().max_lock_ttl);
-    // The lease horizon (lease_policy.h): no lease granted ends after it.
+    // The lease horizon (lease_policy.h): no lease granted ends after it;
+    // the at-risk horizon: none whose record no fsync covered ends after it.
     auto horizon = q.durable_horizon();
     Field("lease_horizon_ms", horizon ? std::max<int64_t>(0, *horizon - now_.mono) : int64_t{0});
+    auto at_risk = q.at_risk_horizon();
+    Field("lease_at_risk_ms",
+          at_risk ? std::max<int64_t>(0, SatSub(*at_risk, now_.mono)) : int64_t{0});
     Field("lease_horizon_writes_sync", q.horizon_writes_sync());
     Field("lease_horizon_writes_background", q.horizon_writes_background());
     Field("state_record_status", std::string(q.record_ok() ? "ok" : "err"));
@@ -434,7 +446,7 @@ ServerControl::MemoryFigures Server::memory() {
     Session::Buffers b = c.buffers();
     m.clients += b.query_capacity + b.output_capacity;
   });
-  m.log_buffer = log_ != nullptr ? log_->buffer_length() : 0;
+  m.log_buffer = persistence_->log() != nullptr ? persistence_->log()->buffer_length() : 0;
   m.keys = store_.total_size();
   return m;
 }

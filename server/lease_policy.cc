@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "server/keyspace.h"
 #include "server/log.h"
@@ -15,24 +13,6 @@ namespace latch {
 namespace {
 
 constexpr int64_t kWindowMs = 5000;
-constexpr int64_t kForever = INT64_MAX;
-
-std::string Ms(int64_t ms) {
-  return std::to_string(ms) + " ms";
-}
-
-// Time arithmetic that saturates instead of wrapping: a huge max-lock-ttl,
-// quarantine-ms or TTL must never turn a bound into the past.
-int64_t SatAdd(int64_t a, int64_t b) {
-  int64_t r;
-  if (__builtin_add_overflow(a, b, &r)) return b > 0 ? INT64_MAX : INT64_MIN;
-  return r;
-}
-int64_t SatSub(int64_t a, int64_t b) {
-  int64_t r;
-  if (__builtin_sub_overflow(a, b, &r)) return b < 0 ? INT64_MAX : INT64_MIN;
-  return r;
-}
 
 }  // namespace
 
@@ -48,21 +28,10 @@ void LeasePolicy::StartEphemeral() {
   ephemeral_ = true;
   started_ = true;
   reason_ = "an in-process server without a state record";
+  cause_ = "no state record";
   durable_horizon_.store(INT64_MAX);
+  at_risk_.SetUnbounded();
   reserved_.store(UINT64_MAX);
-}
-
-int64_t LeasePolicy::Translate(const StateRecord& r, int64_t t, int64_t now) const {
-  if (t == kForever || r.clock_id == clock_id_) return t;
-  // Another clock: nothing is assumed to have elapsed since the record was
-  // written. What was still ahead then is still ahead now.
-  return SatAdd(now, SatSub(t, r.written_at));
-}
-
-std::optional<int64_t> LeasePolicy::Fallback() const {
-  if (config_.quarantine_ms >= 0) return config_.quarantine_ms;
-  if (config_.max_lock_ttl > 0) return config_.max_lock_ttl;
-  return std::nullopt;
 }
 
 std::optional<int64_t> LeasePolicy::CapNow() const {
@@ -87,166 +56,24 @@ int64_t LeasePolicy::Ahead() const {
   return std::clamp<int64_t>(ttl / 2, 1000, 10000);
 }
 
-void LeasePolicy::Begin(int64_t now, const aof::LogIdentity& log) {
-  state_exists_ = ::access(state_path_.c_str(), F_OK) == 0;
-  if (state_exists_) {
-    std::ifstream in(state_path_);
-    std::stringstream text;
-    text << in.rdbuf();
-    prev_ = StateRecord::Parse(text.str());
-  }
-  log_ = log;
-  if (prev_) {
-    same_clock_ = prev_->clock_id == clock_id_;
-    if (prev_->horizon) prev_horizon_ = Translate(*prev_, *prev_->horizon, now);
-    if (prev_->forgotten_until) prev_forgotten_ = Translate(*prev_, *prev_->forgotten_until, now);
-    // The log the previous run's promises rest on: the same file (its id),
-    // holding at least what that run had synced — and, after a clean stop,
-    // exactly that. A repair (latch-check-aof --fix), a backup put back, or
-    // bytes changed since, and it is another log.
-    trusted_log_ = prev_->appendonly && log.exists && !log.id.empty() && log.id == prev_->log_id &&
-                   (prev_->clean ? log.size == prev_->log_synced : log.size >= prev_->log_synced);
-    // Fencing tokens start above every token the previous runs may have issued.
-    // (At most the largest token plus one, which is exhausted.)
-    next_token_ = std::min(prev_->fence_reserved, kLastToken) + 1;
-    reserved_.store(prev_->fence_reserved);
-  }
-  // No lease replayed from a time written on another clock may outlive what
-  // the previous run bounded; with nothing bounded, nothing is alive.
-  if (prev_) {
-    foreign_bound_ = std::max(prev_horizon_.value_or(now), prev_forgotten_.value_or(now));
-  } else if (state_exists_ || log.exists) {
-    std::optional<int64_t> fb = Fallback();
-    foreign_bound_ = fb ? SatAdd(now, *fb) : 0;  // 0: until an operator ends the quarantine
-  }
-}
-
-bool LeasePolicy::tail_must_be_complete() const {
-  return prev_ && prev_->clean && trusted_log_ && config_.appendonly;
-}
-
-void LeasePolicy::Decide(int64_t now, const ReplayFacts& replay) {
-  const bool log_exists = log_.exists;
-  std::optional<int64_t> horizon = prev_horizon_, forgotten = prev_forgotten_;
-
-  // Did the previous run acknowledge leases this run will not have?
-  bool lost = false;
-  bool unknown = false;  // lost, and no record says for how long
-  std::string why;
-  if (!state_exists_ && !log_exists) {
-    why =
-        "a fresh data directory, never used by latch: no lock was ever granted from it (a "
-        "node whose storage can vanish must run with quarantine always)";
-  } else if (!state_exists_) {
-    lost = unknown = true;
-    why = "the log exists but the state record latch.state is missing";
-  } else if (!prev_) {
-    lost = unknown = true;
-    why = "the state record latch.state is damaged";
-  } else if (!config_.appendonly) {
-    lost = true;
-    why = "appendonly no: locks granted before the restart were not logged";
-  } else if (!prev_->appendonly) {
-    lost = true;
-    why = "the previous run did not log its locks (appendonly no)";
-  } else if (!log_exists) {
-    lost = true;
-    why = "the log of the previous run is missing";
-  } else if (!same_clock_) {
-    lost = true;
-    why =
-        "restarted on another clock (a reboot, another host or time namespace): no time is "
-        "assumed to have passed since the previous run's last record";
-  } else if (!trusted_log_) {
-    lost = true;
-    why =
-        "the log is not the one the previous run left (repaired, restored from a copy, or "
-        "changed since): it may lack locks that run granted";
-  } else if (replay.cut_at >= 0 && static_cast<uint64_t>(replay.cut_at) < prev_->log_synced) {
-    lost = true;
-    why = "the log was cut at offset " + std::to_string(replay.cut_at) + ", before the " +
-          std::to_string(prev_->log_synced) + " bytes the previous run had synced";
-  } else if (prev_->clean) {
-    why = "the previous run shut down cleanly and its log was fully synced";
-  } else if (prev_->fsync_always) {
-    why =
-        "the previous run crashed, but with appendfsync always every acknowledged write was on "
-        "disk, and the log replayed without loss";
-  } else {
-    lost = true;
-    why =
-        "the previous run crashed with appendfsync everysec or no (or an fsync failed): "
-        "acknowledged locks may have been lost";
-  }
-  if (config_.quarantine == QuarantineMode::kAlways && prev_ && !lost) {
-    // Every start as if storage had vanished: the known horizon counts too.
-    lost = true;
-  }
-
-  // Until when must this run grant nothing?
-  int64_t end = 0;
-  if (forgotten && *forgotten > now) {
-    end = *forgotten;
-    if (!lost) why += "; but the quarantine of an earlier restart is still in progress";
-  }
-  if (lost) {
-    if (unknown) {
-      std::optional<int64_t> fb = Fallback();
-      end = fb ? std::max(end, SatAdd(now, *fb)) : kForever;
-    } else if (horizon) {
-      int64_t bound = *horizon;
-      // With a cap, a lease lost in the crash ends at most cap after it,
-      // and the crash was before now.
-      if (same_clock_ && prev_->ttl_cap) bound = std::min(bound, SatAdd(now, *prev_->ttl_cap));
-      end = std::max(end, bound);
-      if (end <= now) why += "; but every lock it could have granted has ended since";
-    } else {
-      why += "; but it granted no lock that can still be alive";
-    }
-  }
-  if (config_.quarantine == QuarantineMode::kAlways) {
-    // Every start, as if storage had vanished (config validation makes sure
-    // there is a fallback duration).
-    std::optional<int64_t> fb = Fallback();
-    end = std::max(end, fb ? SatAdd(now, *fb) : kForever);
-    why = "quarantine always (" + why + ")";
-  }
-
-  // What this run carries: the earlier horizon and the leases it replayed
-  // (still possibly alive), and the quarantine end, kept even if this run
-  // does not enforce it.
-  int64_t carried = std::max(horizon.value_or(INT64_MIN), replay.max_deadline);
-  if (carried > now) {
-    carried_horizon_ = carried;
-    // Replayed leases are as long as the runs that granted them allowed: a
-    // cap is carried only when the record says every one of them had it.
-    carried_uncapped_ = !prev_ || !prev_->ttl_cap.has_value();
-    if (prev_) carried_cap_ = prev_->ttl_cap;
-  }
-  if (end > now) forgotten_until_ = end;
-
-  quarantine_end_ = end;
-  quarantine_active_ = end > now && config_.quarantine != QuarantineMode::kNever;
-  if (config_.quarantine == QuarantineMode::kNever && end > now) {
-    why = "quarantine never, an operator's choice (otherwise: " + why + ")";
-  }
-  reason_ = why;
-}
-
-StateRecord LeasePolicy::Current(bool clean, int64_t now, std::optional<int64_t> horizon,
-                                 uint64_t fence_reserved) const {
+StateRecord LeasePolicy::Current(bool clean, int64_t now, int64_t at_risk,
+                                 std::optional<int64_t> raise, uint64_t fence_reserved) const {
   StateRecord r;
   r.clean = clean;
   r.clock_id = clock_id_;
   r.written_at = now;
   r.appendonly = config_.appendonly;
   r.fsync_always = fsync_always_;
-  // Every record carries the largest values known, including those queued
-  // for the background but not yet on disk: records are written in order,
-  // so a later one must never bring back an older horizon or reservation.
-  int64_t h = std::max({horizon.value_or(INT64_MIN), durable_horizon_.load(), queued_horizon_});
+  r.log_errors = log_errors_;
+  // Every record carries the largest horizon and reservation known,
+  // including those queued for the background but not yet on disk: records
+  // are written in order, so a later one must never bring back an older
+  // horizon or reservation. (The at-risk bound may fall: at_risk.h.)
+  int64_t h =
+      std::max({raise.value_or(INT64_MIN), at_risk, durable_horizon_.load(), queued_horizon_});
   if (carried_horizon_) h = std::max(h, *carried_horizon_);
   if (h != INT64_MIN) r.horizon = h;
+  if (at_risk != INT64_MIN) r.at_risk = at_risk;
   r.forgotten_until = forgotten_until_;
   if (!uncapped_seen_ && !carried_uncapped_) {
     r.ttl_cap = std::max(cap_seen_, carried_cap_.value_or(0));
@@ -260,12 +87,28 @@ StateRecord LeasePolicy::Current(bool clean, int64_t now, std::optional<int64_t>
   return r;
 }
 
-bool LeasePolicy::WriteNow(int64_t now, std::optional<int64_t> horizon, bool clean,
+namespace {
+
+// Raises an atomic to at least v (the background thread and the loop both
+// move the durable values).
+template <typename T>
+void RaiseTo(std::atomic<T>& a, T v) {
+  T cur = a.load();
+  while (v > cur && !a.compare_exchange_weak(cur, v)) {
+  }
+}
+
+}  // namespace
+
+bool LeasePolicy::WriteNow(int64_t now, std::optional<int64_t> raise, bool clean,
                            uint64_t fence_reserved) {
   if (ephemeral_) return true;
-  StateRecord r = Current(clean, now, horizon, fence_reserved);
+  // A raise moves the at-risk bound along with the horizon.
+  const int64_t at_risk = std::max(raise.value_or(INT64_MIN), at_risk_.intended());
+  StateRecord r = Current(clean, now, at_risk, raise, fence_reserved);
   int err = WriteStateFile(state_path_, r.Serialize());
   ++sync_writes_;
+  at_risk_.Wrote(at_risk, err == 0);
   if (err != 0) {
     bool first = state_errno_.exchange(err) == 0;
     if (first || now - last_error_log_ms_ > 30'000) {
@@ -277,51 +120,36 @@ bool LeasePolicy::WriteNow(int64_t now, std::optional<int64_t> horizon, bool cle
     }
     return false;
   }
-  if (r.horizon) {
-    int64_t cur = durable_horizon_.load();
-    while (*r.horizon > cur && !durable_horizon_.compare_exchange_weak(cur, *r.horizon)) {
-    }
-  }
-  uint64_t res = reserved_.load();
-  while (r.fence_reserved > res && !reserved_.compare_exchange_weak(res, r.fence_reserved)) {
-  }
+  if (r.horizon) RaiseTo(durable_horizon_, *r.horizon);
+  RaiseTo(reserved_, r.fence_reserved);
   if (state_errno_.exchange(0) != 0) {
     log::Warning("The state record {} can be written again: lock grants are accepted.",
                  state_path_);
+    Resumed();
   }
   return true;
 }
 
-void LeasePolicy::Start(int64_t now, const ReplayFacts& replay) {
-  Decide(now, replay);
-  fsync_always_ = config_.appendonly && config_.appendfsync == FsyncPolicy::kAlways;
-  cap_seen_ = config_.max_lock_ttl;
-  uncapped_seen_ = config_.max_lock_ttl <= 0;
-  window_start_ = now;
-  started_ = true;
-  // "running" first: from now on a crash must not be mistaken for the clean
-  // stop the previous record may describe.
-  WriteNow(now, std::nullopt);
-  if (quarantine_active_) {
-    std::string how_long = quarantine_end_ == kForever
-                               ? "until an operator ends it (CONFIG SET quarantine never)"
-                               : "for " + Ms(quarantine_end_ - now);
-    log::Warning(
-        "Restart quarantine: {}. latch grants, renews and extends no lock {} (until every lock "
-        "it may have forgotten has expired); reads and releases are served.",
-        reason_, how_long);
-  } else {
-    log::Notice("No restart quarantine: {}.", reason_);
-  }
-}
-
-bool LeasePolicy::quarantined(int64_t now) const {
-  return quarantine_active_ && now < quarantine_end_;
-}
-
-int64_t LeasePolicy::remaining_ms(int64_t now) const {
-  if (!quarantined(now)) return 0;
-  return quarantine_end_ == kForever ? -1 : quarantine_end_ - now;
+void LeasePolicy::WriteInBackground(int64_t now, std::optional<int64_t> raise, uint64_t fence,
+                                    std::optional<int64_t> at_risk) {
+  const int64_t value =
+      at_risk ? *at_risk : std::max(raise.value_or(INT64_MIN), at_risk_.intended());
+  StateRecord r = Current(false, now, value, raise, fence);
+  const uint64_t seq = at_risk_.Queue(value);
+  if (raise) queued_horizon_ = std::max(queued_horizon_, *raise);
+  if (fence != 0) queued_reserved_ = std::max(queued_reserved_, fence);
+  const bool counts = raise.has_value() || at_risk.has_value();
+  bio_.Run(
+      [this, text = r.Serialize(), horizon = r.horizon, fence = r.fence_reserved, seq, counts] {
+        const int err = WriteStateFile(state_path_, text);
+        if (err != 0) state_errno_.store(err);
+        if (err == 0) {
+          if (counts) bg_writes_.fetch_add(1);
+          if (horizon) RaiseTo(durable_horizon_, *horizon);
+          RaiseTo(reserved_, fence);
+        }
+        at_risk_.Done(seq, err == 0);
+      });
 }
 
 std::string LeasePolicy::record_error() const {
@@ -337,15 +165,6 @@ std::optional<int64_t> LeasePolicy::durable_horizon() const {
   return h;
 }
 
-std::string LeasePolicy::RefusalText(int64_t now) const {
-  std::string how_long = quarantine_end_ == kForever
-                             ? "until an operator ends it (CONFIG SET quarantine never)"
-                             : "for another " + Ms(remaining_ms(now));
-  return "QUARANTINE latch restarted and may have forgotten locks it granted (" + reason_ +
-         "). It grants, renews and extends no lock " + how_long + "; reads and releases (GET, " +
-         releases_ + ") are allowed.";
-}
-
 std::optional<std::string> LeasePolicy::CheckTtl(int64_t ttl_ms) const {
   int64_t cap = config_.max_lock_ttl;
   if (cap <= 0 || ttl_ms <= cap) return std::nullopt;
@@ -358,22 +177,32 @@ std::string LeasePolicy::RecordRefusal() const {
          ". Lock grants are refused until it can be written; reads and releases are served.";
 }
 
-std::optional<std::string> LeasePolicy::Admit(int64_t deadline, int64_t now) {
-  if (quarantined(now)) return RefusalText(now);
+std::optional<int64_t> LeasePolicy::at_risk_horizon() {
+  const int64_t b = at_risk_.Bound();
+  if (b == INT64_MIN) return std::nullopt;
+  return b;
+}
+
+std::optional<std::string> LeasePolicy::Admit(int64_t deadline, int64_t now, bool blind) {
+  // The quarantine refuses only what could hand out forgotten state.
+  if (!blind && quarantined(now)) return RefusalText(now);
   if (state_errno_.load() != 0 || !started_) {
     return RecordRefusal();
   }
   if (deadline == kNoDeadline) return std::nullopt;  // not a lease: no horizon to move
-  int64_t ttl = std::max<int64_t>(0, deadline - now);
+  int64_t ttl = std::max<int64_t>(0, SatSub(deadline, now));
   window_ttl_ = std::max(window_ttl_, ttl);
   granted_recently_ = true;
-  granted_max_ = std::max(granted_max_, deadline);
-  if (deadline <= durable_horizon_.load()) return std::nullopt;
-  // The grant would pass the recorded horizon: move it first, durably. A
-  // background write still in flight lands first (it must not overwrite
-  // this one with an older horizon), and may already cover the grant.
+  // Uncovered until an fsync covers its record (a refusal below leaves it
+  // counted: a bound too high is harmless).
+  uncovered_.Add(deadline);
+  if (deadline <= at_risk_.Bound()) return std::nullopt;
+  // The grant would pass the recorded at-risk bound (and perhaps the
+  // horizon): move both first, durably. A background write still in flight
+  // lands first (it must not overwrite this one), and may already cover the
+  // grant.
   bio_.Drain();
-  if (deadline <= durable_horizon_.load()) return std::nullopt;
+  if (deadline <= at_risk_.Bound()) return std::nullopt;
   int64_t target =
       SatAdd(std::max(deadline, SatAdd(now, std::max(window_ttl_, previous_window_ttl_))), Ahead());
   if (!WriteNow(now, target)) {
@@ -413,6 +242,7 @@ void LeasePolicy::Cron(int64_t now) {
     log::Notice(
         "Restart quarantine over: every lock it may have forgotten has expired. Locks are "
         "granted again.");
+    Resumed();
   }
   if (ephemeral_) return;
   if (now - window_start_ >= kWindowMs) {
@@ -433,47 +263,50 @@ void LeasePolicy::Cron(int64_t now) {
     }
     return;
   }
+  KeepTokensAhead(now);
+  KeepHorizonAhead(now);
+  LowerAtRisk(now);
+}
+
+void LeasePolicy::KeepTokensAhead(int64_t now) {
   // Keep the token reservation ahead of the tokens issued, off the loop.
-  if (tokens_recently_) {
-    uint64_t have = std::max(reserved_.load(), queued_reserved_);
-    const uint64_t ahead = TokensAhead();
-    if (have < next_token_ + ahead / 2 && have < kLastToken) {
-      uint64_t target = std::min(next_token_ + ahead, kLastToken);
-      std::string text = Current(false, now, std::nullopt, target).Serialize();
-      queued_reserved_ = target;
-      tokens_recently_ = false;
-      bio_.Run([this, text = std::move(text), target] {
-        if (int err = WriteStateFile(state_path_, text); err != 0) {
-          state_errno_.store(err);
-          return;
-        }
-        uint64_t cur = reserved_.load();
-        while (target > cur && !reserved_.compare_exchange_weak(cur, target)) {
-        }
-      });
-    }
+  if (!tokens_recently_) return;
+  uint64_t have = std::max(reserved_.load(), queued_reserved_);
+  const uint64_t ahead = TokensAhead();
+  if (have < next_token_ + ahead / 2 && have < kLastToken) {
+    tokens_recently_ = false;
+    WriteInBackground(now, std::nullopt, std::min(next_token_ + ahead, kLastToken));
   }
-  // Keep the horizon ahead of the grants, off the loop.
+}
+
+void LeasePolicy::KeepHorizonAhead(int64_t now) {
+  // Keep the at-risk bound (and with it the horizon) ahead of the grants,
+  // off the loop.
   if (!granted_recently_) return;
   int64_t ttl = std::max(window_ttl_, previous_window_ttl_);
   int64_t ahead = Ahead();
-  int64_t have = std::max(durable_horizon_.load(), queued_horizon_);
+  int64_t have = at_risk_.intended();
   if (SatSub(have, now) > SatAdd(ttl, ahead / 2)) return;
-  int64_t target = std::max(SatAdd(SatAdd(now, ttl), ahead), granted_max_);
-  std::string text = Current(false, now, target).Serialize();
-  queued_horizon_ = target;
+  int64_t target = std::max(SatAdd(SatAdd(now, ttl), ahead), uncovered_.Max());
   granted_recently_ = false;
-  bio_.Run([this, text = std::move(text), target] {
-    int err = WriteStateFile(state_path_, text);
-    if (err != 0) {
-      state_errno_.store(err);
-      return;
-    }
-    bg_writes_.fetch_add(1);
-    int64_t cur = durable_horizon_.load();
-    while (target > cur && !durable_horizon_.compare_exchange_weak(cur, target)) {
-    }
-  });
+  WriteInBackground(now, target);
+}
+
+void LeasePolicy::LowerAtRisk(int64_t now) {
+  // Once fsyncs covered the grants, a power loss can no longer take them:
+  // the at-risk bound comes back down to the latest uncovered lease end, or
+  // to where the margin ahead of the recent grants keeps it, whichever is
+  // later. Not after a log error (what a failed fsync covered may never
+  // reach the disk), nor without a log. At most once a second, and only
+  // when it gains more than 10 s: a write costs two fsyncs.
+  if (log_errors_ || !config_.appendonly || now - last_lowering_ms_ < 1000) return;
+  const int64_t have = at_risk_.intended();
+  if (have == INT64_MIN) return;
+  const int64_t ttl = std::max(window_ttl_, previous_window_ttl_);
+  const int64_t target = std::max(SatAdd(SatAdd(now, ttl), Ahead()), uncovered_.Max());
+  if (SatSub(have, target) <= 10'000) return;
+  last_lowering_ms_ = now;
+  WriteInBackground(now, std::nullopt, 0, target);
 }
 
 bool LeasePolicy::OnConfigChange(int64_t now) {
@@ -511,13 +344,15 @@ bool LeasePolicy::OnConfigChange(int64_t now) {
     log::Notice(
         "Restart quarantine over: ended early by CONFIG SET quarantine never (an operator's "
         "choice). Locks are granted again.");
+    Resumed();
   }
   return true;
 }
 
-void LeasePolicy::OnLogSyncFailure(int64_t now) {
-  if (!started_ || !fsync_always_) return;
+void LeasePolicy::OnLogError(int64_t now) {
+  if (!started_ || ephemeral_ || (log_errors_ && !fsync_always_)) return;
   fsync_always_ = false;
+  log_errors_ = true;
   bio_.Drain();
   WriteNow(now, std::nullopt);
 }

@@ -312,4 +312,12 @@ void Server::Accept(int fd) {
   c->Start();
 }
 
+void Server::ResumeAccepting() {
+  // Out of descriptors earlier, with no spare left to free (the cron tries
+  // again): get a spare back and accept again.
+  accept_paused_ = false;
+  if (!spare_fd_) spare_fd_.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  for (auto& a : acceptors_) uv_poll_start(a.get(), UV_READABLE, OnAcceptable);
+}
+
 }  // namespace latch

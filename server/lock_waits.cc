@@ -71,7 +71,7 @@ void Server::HandOff(const std::string& db_key, const TimeSnapshot& now) {
     const LockWaitRequest& r = first->request;
     // A log that cannot be written acknowledges no write (the gate's
     // MISCONF): the waiter keeps its place until it can.
-    if (log_ != nullptr && !log_->write_ok()) {
+    if (!persistence_->write_ok()) {
       lock_waits_.RetryLater(db_key);
       return;
     }
@@ -82,7 +82,10 @@ void Server::HandOff(const std::string& db_key, const TimeSnapshot& now) {
     // over a max-lock-ttl lowered since the client parked, an exhausted
     // token counter) answers the waiter with the error, and the next one
     // moves up.
-    const int64_t deadline = r.ttl_ms > 0 ? now.mono + r.ttl_ms : kNoDeadline;
+    // The TTL counts from now, later than the request: bounded so that the
+    // lease's Unix time (PXAT in the log, PEXPIRETIME) is still a number
+    // (clock.h, DeadlineIn).
+    const int64_t deadline = r.ttl_ms > 0 ? now.DeadlineIn(r.ttl_ms) : kNoDeadline;
     Grants::Request g;
     g.key = key;
     g.value = r.value;
@@ -122,7 +125,7 @@ void Server::AnswerWaiter(LockWaits::Waiter& w, uint64_t changes_before,
   resp::ReplyWriter reply(&c.output(), c.resp);
   reply.set_error_observer(this);
   write(reply);
-  HoldForLog(c, start, changes_before);
+  persistence_->Hold(c, start, changes_before);
   Unpark(c, start);
 }
 

@@ -1,13 +1,9 @@
-// WAITAOF's parked clients: a request that asks for its writes to be on disk
-// before it is answered waits here, without blocking the loop, until the
-// log's fsync covers them or its timeout passes.
-//
-// The wait is checked where the answer can change: at the end of each loop
-// iteration, right after the log's write (and, under appendfsync always, its
-// fsync; a background fsync that finished is noticed there too), and by the
-// cron, which also ends the waits whose deadline passed (at hz granularity,
-// 100 ms by default). A parked client reads no further request; once
-// answered, the requests already in its buffer run on the next loop
+// Parked clients: WAITAOF's (kept by persistence.h: a request that asks for
+// its writes to be on disk waits, without blocking the loop, until an fsync
+// covers them — persistence hears of each completed fsync from the log
+// writer — or its timeout passes, checked by the cron at hz granularity) and
+// how any parked client goes on once answered: it reads no further request
+// meanwhile, and the requests already in its buffer run on the next loop
 // iteration, in order.
 #include "protocol/reply_writer.h"
 #include "server/connection.h"
@@ -16,38 +12,12 @@
 namespace latch {
 
 ServerControl::LogDurability Server::log_durability() const {
-  LogDurability d;
-  d.enabled = log_ != nullptr;
-  d.fsynced_end = log_ != nullptr ? log_->synced_end() : 0;
-  return d;
+  return persistence_->durability();
 }
 
 void Server::ParkForFsync(Session& s, bool local, int64_t numreplicas, int64_t deadline) {
-  auto& c = static_cast<Connection&>(s);
-  c.blocked = true;
-  fsync_waits_.push_back({&c, local, numreplicas, deadline});
-}
-
-void Server::ServeFsyncWaits(int64_t now) {
-  const LogDurability log = log_durability();
-  std::vector<FsyncWait> still;
-  for (const FsyncWait& w : fsync_waits_) {
-    Connection& c = *w.client;
-    const bool synced = log.enabled && log.fsynced_end >= c.last_write_offset;
-    // No replica ever acknowledges: a wait for one ends only at its deadline.
-    const bool met = (synced || !w.local) && w.numreplicas <= 0;
-    if (!met && (w.deadline == 0 || now < w.deadline)) {
-      still.push_back(w);
-      continue;
-    }
-    size_t start = c.output().size();
-    resp::ReplyWriter reply(&c.output(), c.resp);
-    reply.Array(2);
-    reply.Int(synced ? 1 : 0);
-    reply.Int(0);
-    Unpark(c, start);
-  }
-  fsync_waits_.swap(still);
+  // Every session the server hands to a command is one of its connections.
+  persistence_->ParkForFsync(static_cast<Connection&>(s), local, numreplicas, deadline);
 }
 
 void Server::Unpark(Connection& c, size_t reply_start) {
@@ -79,7 +49,8 @@ void Server::OnResume(uv_idle_t* idle) {
 }
 
 void Server::ForgetWaits(Connection& c) {
-  std::erase_if(fsync_waits_, [&](const FsyncWait& w) { return w.client == &c; });
+  // WAITAOF, and a reply held for the log.
+  persistence_->Forget(c);
   // A lock waiter that disconnects leaves its queue: the next one moves up.
   lock_waits_.Forget(c);
   std::erase(resumable_, &c);

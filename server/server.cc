@@ -54,10 +54,10 @@ Server::Server(Config config, std::unique_ptr<Clock> clock)
       clock_(std::move(clock)),
       store_(clock_->Id(), static_cast<int>(config_.databases)),
       watches_(store_),
-      bio_(std::make_unique<BackgroundIo>()),
-      policy_(
-          std::make_unique<LeasePolicy>(config_, *bio_, clock_->Id(), commands_.ReleaseCommands())),
-      grants_(store_, *policy_, lock_waits_),
+      persistence_(std::make_unique<Persistence>(config_, *clock_, store_,
+                                                 commands_.ReleaseCommands(),
+                                                 static_cast<Persistence::Listener&>(*this))),
+      grants_(store_, persistence_->policy(), lock_waits_),
       gate_(commands_, store_, grants_, pubsub_, *this, *this) {
   uv_loop_init(&loop_);
   aof::SetMessageSink(LogMessage);
@@ -117,7 +117,7 @@ Server::Server(Config config, std::unique_ptr<Clock> clock)
 
 Server::~Server() {
   // Finish background jobs first: they refer to the log and the lease policy.
-  bio_->Drain();
+  persistence_->Drain();
   CloseAll();
   // Let libuv deliver the close callbacks, which free the handles.
   uv_run(&loop_, UV_RUN_DEFAULT);
@@ -199,18 +199,15 @@ int Server::Run() {
   uv_signal_start(sigterm_.get(), OnSignal, SIGTERM);
   uv_signal_start(sigint_.get(), OnSignal, SIGINT);
 
-  StartLoading();
+  persistence_->Start(&loop_, Now());
   uv_run(&loop_, UV_RUN_DEFAULT);
 
   // Shutting down: replies already produced still go out, the log is
   // written and fsynced, then every connection closes. The run is recorded
   // as clean only if the log holds every acknowledged write, on disk.
   BeforeSleep();
-  bool log_clean = log_ == nullptr || log_->Shutdown();
-  if (exit_code_ == 0) {
-    policy_->Shutdown(clock_->MonoMs(), log_clean);
-    log::Notice("latch is now ready to exit, bye bye...");
-  }
+  persistence_->Shutdown(clock_->MonoMs(), exit_code_ == 0);
+  if (exit_code_ == 0) log::Notice("latch is now ready to exit, bye bye...");
   CloseAll();
   return exit_code_;
 }
@@ -221,103 +218,13 @@ void Server::Fatal(const std::string& message) {
   StopLoop();
 }
 
-void Server::StartLoading() {
-  TimeSnapshot now = Now();
-  // The previous run's record first: it says how far to trust the log's
-  // times and the log itself, and whether this start is quarantined.
-  log_identity_ = aof::ReadLogIdentity(config_.appendfilename);
-  policy_->Begin(now.mono, log_identity_);
-  // Until the log is open, records name the log as it was found (its size
-  // counted as synced: the strict direction for the next start's check).
-  policy_->set_log_probe([this]() -> LeasePolicy::LogState {
-    if (log_ != nullptr) return {log_->log_id(), log_->synced_size()};
-    if (!config_.appendonly) return {};
-    return {log_identity_.id, log_identity_.size};
-  });
-  if (!config_.appendonly) {
-    policy_->Start(now.mono, {});
-    log::Notice("Ready to accept connections tcp (appendonly no: nothing is logged)");
-    return;
-  }
-  replay_ = std::make_unique<Replay>(config_, store_);
-  // After a clean stop with this very log synced, a torn tail is damage.
-  replay_->set_tail_must_be_complete(policy_->tail_must_be_complete());
-  if (auto err = replay_->Open()) return Fatal(*err);
-  replay_clock_ = ReplayClock{};
-  replay_clock_.clock_id = clock_->Id();
-  replay_clock_.now = now;
-  replay_clock_.foreign_bound = policy_->foreign_bound();
-  if (!replay_->exists()) {
-    FinishLoading();
-    return;
-  }
-  // Replay in slices so that clients connecting meanwhile are told LOADING.
+void Server::OnLoading() {
   gate_.set_loading(true);
-  loading_start_ms_ = now.mono;
-  last_progress_log_ms_ = loading_start_ms_;
-  log::Notice("Loading the append only file '{}' ({} bytes)...", config_.appendfilename,
-              replay_->total_bytes());
-  uv_idle_init(&loop_, load_idle_.get());
-  load_idle_.MarkInitialized();
-  load_idle_->data = this;
-  uv_idle_start(load_idle_.get(), OnLoadStep);
 }
 
-void Server::OnLoadStep(uv_idle_t* idle) {
-  static_cast<Server*>(idle->data)->LoadStep();
-}
-
-void Server::LoadStep() {
-  Replay::State state = replay_->Step(replay_clock_, 50'000);
-  int64_t now = clock_->MonoMs();
-  if (state == Replay::State::kMore && now - last_progress_log_ms_ >= 1000) {
-    last_progress_log_ms_ = now;
-    uint64_t total = std::max<uint64_t>(replay_->total_bytes(), 1);
-    log::Notice("Loading the log: {} of {} bytes ({:.1f}%), {} commands", replay_->loaded_bytes(),
-                replay_->total_bytes(),
-                100.0 * static_cast<double>(replay_->loaded_bytes()) / static_cast<double>(total),
-                replay_->records());
-  }
-  if (state == Replay::State::kMore) return;
-  load_idle_.Close();
-  if (state == Replay::State::kFailed) return Fatal(replay_->error());
-  log::Notice(
-      "DB loaded from append only file: {} keys loaded, {} keys already expired, {} "
-      "commands, {} bytes, {:.3f} seconds",
-      store_.size(), replay_clock_.expired, replay_->records(), replay_->loaded_bytes(),
-      static_cast<double>(now - loading_start_ms_) / 1000.0);
-  if (replay_clock_.foreign_times > 0) {
-    log::Warning(
-        "{} lease times in the log were written on another clock (another boot, host or time "
-        "namespace, or by another program): converted with the wall clock, none beyond the "
-        "lease horizon.",
-        replay_clock_.foreign_times);
-  }
-  FinishLoading();
-}
-
-void Server::FinishLoading() {
-  if (replay_) truncated_at_ = replay_->truncated_at();
-  // This run's record before anything else is created or granted: a crash
-  // from here on is never mistaken for the previous run's stop, and the
-  // leases just replayed are under its horizon.
-  LeasePolicy::ReplayFacts facts;
-  facts.max_deadline = store_.MaxDeadline();
-  facts.cut_at = truncated_at_;
-  policy_->Start(clock_->MonoMs(), facts);
-  log_ = std::make_unique<aof::Writer>(config_.appendfilename, config_.appendfsync, *bio_);
-  if (auto err = log_->Open()) {
-    log_.reset();
-    return Fatal(*err);
-  }
-  // A new log file (a fresh directory): the record names it.
-  if (log_->log_id() != log_identity_.id) policy_->OnLogChanged(clock_->MonoMs());
-  log_id_seen_ = log_->log_id();
-  store_.set_log(&log_->batch());
-  gate_.set_log(log_.get());
+void Server::OnServing(const aof::Writer* log) {
+  gate_.set_log(log);
   gate_.set_loading(false);
-  log::Notice("Ready to accept connections tcp (appendonly yes, appendfsync {})",
-              FsyncPolicyName(config_.appendfsync));
 }
 
 void Server::RestartCronTimer() {
@@ -345,7 +252,7 @@ void Server::StopLoop() {
 }
 
 void Server::CloseAll() {
-  load_idle_.Close();
+  persistence_->CloseHandles();
   if (faults_ != nullptr) faults_->Close();
   resume_idle_.Close();
   lock_timer_.Close();
@@ -385,7 +292,7 @@ bool Server::Dispatch(Connection& client, std::span<const std::string_view> argv
   // effect's record (written; under appendfsync always also fsynced):
   // Connection::Flush holds it back until then. So a process crash never
   // loses an acknowledged write, whatever the policy.
-  HoldForLog(client, reply_start, changes_before);
+  persistence_->Hold(client, reply_start, changes_before);
   // A key with waiters released or expired by this command goes to its
   // first waiter now, before any other request runs (lock_waits.cc).
   if (lock_waits_.has_touched()) ServeLockWaits();
@@ -395,16 +302,6 @@ bool Server::Dispatch(Connection& client, std::span<const std::string_view> argv
   if (faults_->active()) faults_->AfterCommand(client, cmd, reply_start);
   client.NoteOutput();
   return kept;
-}
-
-void Server::HoldForLog(Connection& client, size_t reply_start, uint64_t changes_before) {
-  if (log_ == nullptr || store_.changes() == changes_before) return;
-  if (client.held_from == Connection::kNotHeld) {
-    client.held_from = reply_start;
-    ++held_clients_;
-  }
-  client.held_until = log_->appended_end();
-  client.last_write_offset = client.held_until;  // what WAITAOF waits for
 }
 
 bool Server::FinishReply(Connection& client, size_t reply_start) {
@@ -487,10 +384,6 @@ void Server::OnClientClosed(Connection& c) {
     std::erase(monitors_, &c);
     if (monitors_.empty()) gate_.set_executed_hook(nullptr);
   }
-  if (c.held_from != Connection::kNotHeld) {
-    c.held_from = Connection::kNotHeld;
-    --held_clients_;
-  }
   if (c.pending_flush_) {
     std::erase(pending_flush_, &c);
     c.pending_flush_ = false;
@@ -511,31 +404,18 @@ void Server::OnBeforeSleep(uv_prepare_t* p) {
 void Server::BeforeSleep() {
   // The log first: one write (and, for appendfsync always, one fdatasync)
   // for every record of this iteration, so no reply below can report an
-  // effect the log does not have.
-  if (log_ != nullptr) {
-    bool was_rewriting = log_->rewrite_in_progress();
-    const int64_t start_us = clock_->MonoUs();
-    log_->Flush(start_us / 1000);
-    if (config_.latency_monitor_threshold > 0) {
-      // The log's write (and, under appendfsync always, its fsync): Redis's
-      // "aof-write" latency event.
-      int64_t ms = (clock_->MonoUs() - start_us) / 1000;
-      if (ms >= config_.latency_monitor_threshold) {
-        latency_.Add("aof-write", ms, clock_->WallMs() / 1000);
-      }
+  // effect the log does not have. (What it wrote or synced releases held
+  // replies and WAITAOF clients, through persistence's events.)
+  const int64_t start_us = clock_->MonoUs();
+  persistence_->Flush(start_us / 1000);
+  if (config_.latency_monitor_threshold > 0 && persistence_->log() != nullptr) {
+    // The log's write (and, under appendfsync always, its fsync): Redis's
+    // "aof-write" latency event.
+    int64_t ms = (clock_->MonoUs() - start_us) / 1000;
+    if (ms >= config_.latency_monitor_threshold) {
+      latency_.Add("aof-write", ms, clock_->WallMs() / 1000);
     }
-    if (!log_->fatal_error().empty()) {
-      // No reply may leave: exit now, and the next start treats this run
-      // as a crash (its record still says "running").
-      log::Warning("{}", log_->fatal_error());
-      spdlog::default_logger()->flush();
-      ::_exit(1);
-    }
-    if (!was_rewriting && log_->rewrite_in_progress()) store_.ForgetClockMark();
   }
-  // WAITAOF requests that the log's fsync (just now, or by the background
-  // thread since) has satisfied: their replies go out with the others.
-  if (!fsync_waits_.empty()) ServeFsyncWaits(clock_->MonoMs());
   // Then every connection with output gets one write. Flush() may close a
   // connection, which removes it from pending_flush_, so walk a copy.
   std::vector<Connection*> flush;
@@ -553,79 +433,37 @@ void Server::OnCron(uv_timer_t* t) {
 void Server::Cron() {
   ++cron_runs_;
   // Accepting stopped for want of file descriptors: try again.
-  if (accept_paused_) {
-    accept_paused_ = false;
-    if (!spare_fd_) spare_fd_.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-    for (auto& a : acceptors_) uv_poll_start(a.get(), UV_READABLE, OnAcceptable);
-  }
-  TimeSnapshot now = Now();
+  if (accept_paused_) ResumeAccepting();
+  const TimeSnapshot now = Now();
+  ExpireCycle(now);
+  // The log and the lease policy (persistence.h): fsyncs, retries,
+  // rewrites, the state record kept ahead of the grants, WAITAOF deadlines.
+  persistence_->Cron(now);
+  // Lock waiters: keys the expiry cycle removed, waiters whose time is up,
+  // and grants retried after persistence said they may succeed.
+  if (!lock_waits_.empty()) ServeLockWaits();
+  CronClients(now);
+  // instantaneous_ops_per_sec (every 100 ms), and the peak of used memory
+  // (INFO used_memory_peak) once a second.
+  if (stats_.Sample(now.mono) && cron_runs_ % config_.hz == 0) memory();
+}
 
+void Server::ExpireCycle(const TimeSnapshot& now) {
   // Active expiry: up to 25% of the cron period, as Redis's slow cycle.
-  int64_t budget_us = 25 * 1000 * 1000 / 100 / config_.hz;
+  const int64_t budget_us = 25 * 1000 * 1000 / 100 / config_.hz;
+  const int64_t start_us = config_.latency_monitor_threshold > 0 ? clock_->MonoUs() : 0;
+  store_.ActiveExpireCycle(now.mono, budget_us);
   if (config_.latency_monitor_threshold > 0) {
-    const int64_t start_us = clock_->MonoUs();
-    store_.ActiveExpireCycle(now.mono, budget_us);
     int64_t ms = (clock_->MonoUs() - start_us) / 1000;
     if (ms >= config_.latency_monitor_threshold) {
       latency_.Add("expire-cycle", ms, now.wall_ms / 1000);
     }
-  } else {
-    store_.ActiveExpireCycle(now.mono, budget_us);
   }
   // Finish any resize of the hash table a little at a time.
   store_.RehashStep(100);
+}
 
-  policy_->Cron(now.mono);
-  if (log_ != nullptr) {
-    bool was_rewriting = log_->rewrite_in_progress();
-    log_->Cron(now.mono);
-    if (!was_rewriting && log_->rewrite_in_progress()) store_.ForgetClockMark();
-    // The lease policy hears of what the log went through: a failed fsync
-    // (the run is not "always throughout" any more), a new file (a rewrite).
-    if (log_->sync_failed() && !sync_failure_reported_) {
-      sync_failure_reported_ = true;
-      policy_->OnLogSyncFailure(now.mono);
-    }
-    if (log_->log_id() != log_id_seen_) {
-      log_id_seen_ = log_->log_id();
-      policy_->OnLogChanged(now.mono);
-    }
-    // The automatic rewrite, once the log has grown enough since the last.
-    if (!log_->rewrite_in_progress() && !log_->rewrite_scheduled() &&
-        config_.auto_aof_rewrite_percentage > 0 &&
-        log_->current_size() > static_cast<uint64_t>(config_.auto_aof_rewrite_min_size)) {
-      uint64_t base = std::max<uint64_t>(log_->base_size(), 1);
-      uint64_t growth = (log_->current_size() - std::min(log_->current_size(), base)) * 100 / base;
-      if (growth >= static_cast<uint64_t>(config_.auto_aof_rewrite_percentage)) {
-        log::Notice("Starting automatic rewriting of AOF on {}% growth", growth);
-        if (auto err = StartRewrite(now)) {
-          log::Warning("Can't rewrite the append-only file: {}", *err);
-        }
-      }
-    }
-    // Replies parked behind a log that could not be written (or a write
-    // postponed behind a slow fsync): once it is written they may leave.
-    if (held_clients_ > 0) {
-      ForEachSession([&](Session& s) {
-        auto& c = static_cast<Connection&>(s);
-        if (c.held_from != Connection::kNotHeld && ReplyIsDurable(c.held_until)) {
-          OnClientOutput(c);
-        }
-      });
-    }
-  }
-
-  // Parked WAITAOF requests whose deadline passed (or whose fsync happened
-  // while the loop slept).
-  if (!fsync_waits_.empty()) ServeFsyncWaits(now.mono);
-  // Lock waiters: keys the expiry cycle removed, and grants the lease
-  // policy refused until now (a quarantine that ended, a state record that
-  // can be written again).
-  if (!lock_waits_.empty()) {
-    lock_waits_.TouchRetries();
-    ServeLockWaits();
-  }
-
+void Server::CronClients(const TimeSnapshot& now) {
   // Idle clients and clients stuck over their output limit.
   ForEachSession([&](Session& s) {
     auto& c = static_cast<Connection&>(s);
@@ -643,25 +481,6 @@ void Server::Cron() {
     // would otherwise hold 16 KiB of query buffer each).
     if (now.mono - c.last_interaction_ms > 2000) c.ReleaseIdleBuffers();
   });
-
-  // instantaneous_ops_per_sec: one sample every 100 ms.
-  if (now.mono - stats_.ops_sample_time_ms >= 100) {
-    int64_t dt = now.mono - stats_.ops_sample_time_ms;
-    auto rate = [&](uint64_t total, uint64_t& last) {
-      uint64_t per_second =
-          stats_.ops_sample_time_ms == 0 ? 0 : (total - last) * 1000 / static_cast<uint64_t>(dt);
-      last = total;
-      return per_second;
-    };
-    const int i = stats_.ops_sample_index;
-    stats_.ops_samples[i] = rate(stats_.total_commands_processed, stats_.ops_sample_count);
-    stats_.input_samples[i] = rate(stats_.total_net_input_bytes, stats_.input_sample_bytes);
-    stats_.output_samples[i] = rate(stats_.total_net_output_bytes, stats_.output_sample_bytes);
-    stats_.ops_sample_index = (i + 1) % Stats::kOpsSamples;
-    stats_.ops_sample_time_ms = now.mono;
-    // The peak of used memory (INFO used_memory_peak), once a second.
-    if (cron_runs_ % config_.hz == 0) memory();
-  }
 }
 
 // ---------------------------------------------------------------- control
@@ -691,16 +510,11 @@ std::optional<std::string> Server::ApplyEffects(uint32_t effects) {
              std::to_string(config_.maxclients);
     }
   }
-  // The lease policy first: a change that weakens what the state record
-  // promises (appendfsync always → everysec, a longer cap) is recorded before
-  // it takes effect, or does not happen.
-  if ((effects & kEffectLeasePolicy) && !policy_->OnConfigChange(clock_->MonoMs())) {
-    return "the state record latch.state could not be written (" + policy_->record_error() +
-           "), so the change cannot be recorded";
-  }
+  // Persistence first: a change that weakens what the state record promises
+  // is recorded before it takes effect, or does not happen.
+  if (auto err = persistence_->Reconfigure(effects, clock_->MonoMs())) return err;
   if (effects & kEffectCron) RestartCronTimer();
   if (effects & kEffectLogLevel) log::SetLevel(config_.loglevel);
-  if ((effects & kEffectLogWriter) && log_ != nullptr) log_->set_policy(config_.appendfsync);
   if (effects & kEffectDiagnostics) gate_.Configure(config_);
   if (effects & kEffectEncodings) store_.set_encoding_limits(EncodingLimitsOf(config_));
   if (effects & kEffectNotify) pubsub_.set_notify_flags(config_.notify_keyspace_events);
@@ -709,20 +523,11 @@ std::optional<std::string> Server::ApplyEffects(uint32_t effects) {
 }
 
 std::optional<std::string> Server::StartRewrite(const TimeSnapshot& now) {
-  if (log_ == nullptr) return "the append-only log is disabled (appendonly no)";
-  store_.ForgetClockMark();
-  return log_->Rewrite(
-      [this, now](aof::Batch& out, const std::function<bool()>& drain) {
-        return store_.WriteSnapshot(out, drain, now);
-      },
-      now.mono);
+  return persistence_->Rewrite(now);
 }
 
 void Server::SimulatePowerLoss() {
-  if (log_ != nullptr) log_->SimulatePowerLoss();
-  log::Warning("DEBUG POWERLOSS: exiting without a clean shutdown (appendonly no).");
-  spdlog::default_logger()->flush();
-  ::_exit(1);
+  persistence_->SimulatePowerLoss();
 }
 
 }  // namespace latch

@@ -42,8 +42,6 @@
 #include <vector>
 
 #include "common/unique_fd.h"
-#include "log/bio.h"
-#include "log/writer.h"
 #include "protocol/reply_sink.h"
 #include "server/clock.h"
 #include "server/config.h"
@@ -53,8 +51,8 @@
 #include "server/latency.h"
 #include "server/lease_policy.h"
 #include "server/parking.h"
+#include "server/persistence.h"
 #include "server/pubsub.h"
-#include "server/replay.h"
 #include "server/scripting/engine.h"
 #include "server/slowlog.h"
 #include "server/stats.h"
@@ -72,7 +70,8 @@ class History;
 class Server final : public ServerControl,
                      public Parking,
                      public resp::ReplySink::ErrorObserver,
-                     public scripting::BusyHost {
+                     public scripting::BusyHost,
+                     private Persistence::Listener {
  public:
   Server(Config config, std::unique_ptr<Clock> clock);
   ~Server() override;
@@ -142,26 +141,24 @@ class Server final : public ServerControl,
 
   // Every error reply a client is sent (INFO errorstats).
   void OnErrorReply(std::string_view text) override;
-  // Answers the parked WAITAOF requests whose wait is over (the log caught
-  // up, or the deadline passed); `now` is boot-clock ms. The cron and the
-  // end of each loop iteration call it.
-  void ServeFsyncWaits(int64_t now);
+  // Answers the parked WAITAOF requests whose wait is over (persistence.h).
+  void ServeFsyncWaits(int64_t now) { persistence_->ServeFsyncWaits(now); }
   // Hands released and expired keys to their first waiters, and answers the
   // waiters whose timeout passed (lock_waits.cc). Runs after every command
   // that changed a key with waiters, before the next one, and from the
   // lock-wait timer and the cron.
   void ServeLockWaits();
   // Parked clients: WAITAOF and lock waiters (INFO blocked_clients).
-  size_t parked_clients() const { return fsync_waits_.size() + lock_waits_.total(); }
+  size_t parked_clients() const { return persistence_->parked() + lock_waits_.total(); }
   const LockWaits& lock_waits() const { return lock_waits_; }
 
   // ---- the parts, for tests and tools
   Store& store() { return store_; }
-  LeasePolicy& lease_policy() { return *policy_; }
+  LeasePolicy& lease_policy() { return persistence_->policy(); }
   Gate& gate() { return gate_; }
   PubSub& pubsub() { return pubsub_; }
   // The log, or nullptr when appendonly is no (or while loading).
-  aof::Writer* log() { return log_.get(); }
+  aof::Writer* log() { return persistence_->log(); }
   bool loading() const { return gate_.loading(); }
   uv_loop_t* loop() { return &loop_; }
   // The test bench (faults.h, history.h).
@@ -170,20 +167,19 @@ class Server final : public ServerControl,
   // ---- connection callbacks
   void OnClientOutput(Connection& c);  // c has output to flush before sleeping
   void OnClientClosed(Connection& c);  // c is closing: unlink it
-  // Whether a reply that waits for the log up to byte `until` may leave.
-  bool ReplyIsDurable(uint64_t until) const {
-    return log_ == nullptr || log_->durable_end() >= until;
-  }
-  void OnHoldReleased() { --held_clients_; }
   // The client whose request is being executed (nullptr between requests).
   const Connection* executing() const { return executing_; }
+  // The reply hold (persistence.h): whether a reply that waits for the log
+  // up to byte `until` may leave; c's held reply left; it could not.
+  bool ReplyIsDurable(uint64_t until) const { return persistence_->ReplyIsDurable(until); }
+  void OnHoldReleased(Connection& c) { persistence_->Released(c); }
+  void OnHoldWaiting(Connection& c) { persistence_->Waiting(c); }
 
  private:
   static void OnAcceptable(uv_poll_t* poll, int status, int events);
   static void OnCron(uv_timer_t* t);
   static void OnBeforeSleep(uv_prepare_t* p);
   static void OnSignal(uv_signal_t* s, int signum);
-  static void OnLoadStep(uv_idle_t* idle);
 
   // listener.cc
   bool Listen();
@@ -192,17 +188,24 @@ class Server final : public ServerControl,
   void AcceptPending(uv_poll_t* poll);
   bool DropPendingConnections(int listen_fd, int error);
   void Accept(int fd);
+  void ResumeAccepting();
 
   // server.cc
   bool LockDataDirectory();
   void Cron();
+  void ExpireCycle(const TimeSnapshot& now);
+  void CronClients(const TimeSnapshot& now);
   void BeforeSleep();
   void CloseAll();
   void RestartCronTimer();
-  void StartLoading();
-  void LoadStep();
-  void FinishLoading();
   void Fatal(const std::string& message);
+  // Persistence::Listener
+  void OnServing(const aof::Writer* log) override;
+  void OnLoading() override;
+  void OnFatal(const std::string& message) override { Fatal(message); }
+  void OnReplyDurable(Connection& c) override { OnClientOutput(c); }
+  void OnWaitAnswered(Connection& c, size_t reply_start) override { Unpark(c, reply_start); }
+  void OnGrantsMayResume() override { lock_waits_.TouchRetries(); }
   void StopLoop();
   void FeedMonitors(const Session& from, std::span<const std::string_view> argv,
                     const CommandSpec& cmd, bool from_script);
@@ -218,10 +221,6 @@ class Server final : public ServerControl,
   // complete: the client goes on (its buffered requests on the next loop
   // iteration).
   void Unpark(Connection& c, size_t reply_start);
-  // A reply from byte `reply_start` of c's output reports a write the log
-  // got since the Store counted `changes_before`: it is held until the log
-  // has it (Connection::Flush).
-  void HoldForLog(Connection& c, size_t reply_start, uint64_t changes_before);
   // lock_waits.cc
   void HandOff(const std::string& db_key, const TimeSnapshot& now);
   void AnswerWaiter(LockWaits::Waiter& w, uint64_t changes_before,
@@ -244,10 +243,9 @@ class Server final : public ServerControl,
   bool shutting_down_ = false;
   int exit_code_ = 0;
 
-  // The background thread for slow file operations (log fsync, state record).
-  std::unique_ptr<BackgroundIo> bio_;
-  // The restart quarantine and the lease horizon.
-  std::unique_ptr<LeasePolicy> policy_;
+  // The log, its replay, the lease policy, the reply hold and WAITAOF
+  // (persistence.h).
+  std::unique_ptr<Persistence> persistence_;
   // SET … NX WAIT: the queues (waiters.h).
   LockWaits lock_waits_;
   // The grant operation (grant.h), and the gate every command goes through.
@@ -255,19 +253,6 @@ class Server final : public ServerControl,
   // Pub/sub channels and keyspace notifications (pubsub.h).
   PubSub pubsub_;
   Gate gate_;
-  // The log: its replay at start-up, then its writer.
-  std::unique_ptr<Replay> replay_;
-  ReplayClock replay_clock_;
-  std::unique_ptr<aof::Writer> log_;
-  UvHandle<uv_idle_t> load_idle_;
-  int64_t loading_start_ms_ = 0;
-  int64_t last_progress_log_ms_ = 0;
-  int64_t truncated_at_ = -1;
-  aof::LogIdentity log_identity_;  // the log as found at start-up
-  std::string log_id_seen_;        // the log file's id, as last told to the policy
-  bool sync_failure_reported_ = false;
-  // Connections whose replies wait for the log.
-  size_t held_clients_ = 0;
 
   // Diagnostics.
   Slowlog slowlog_;
@@ -275,15 +260,8 @@ class Server final : public ServerControl,
   uint64_t startup_memory_ = 0;
   uint64_t peak_memory_ = 0;
 
-  // WAITAOF: parked sessions, and those answered whose requests wait in
+  // Parked clients answered (WAITAOF, SET … WAIT) whose requests wait in
   // their buffer (processed on the next loop iteration, by resume_idle_).
-  struct FsyncWait {
-    Connection* client;
-    bool local;
-    int64_t numreplicas;
-    int64_t deadline;  // boot-clock ms; 0: none
-  };
-  std::vector<FsyncWait> fsync_waits_;
   std::vector<Connection*> resumable_;
   UvHandle<uv_idle_t> resume_idle_;
   // A timer at the next lease end or lock waiter's timeout (waiters.h).

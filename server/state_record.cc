@@ -30,15 +30,17 @@ std::string OptMs(const std::optional<int64_t>& v) {
 }  // namespace
 
 std::string StateRecord::Serialize() const {
-  std::string body = "latch-state 2\n";
+  std::string body = "latch-state 3\n";
   body += std::string("status ") + (clean ? "clean" : "running") + "\n";
   body += "clock " + clock_id + "\n";
   body += "written-at " + std::to_string(written_at) + "\n";
   body += "horizon " + OptMs(horizon) + "\n";
+  body += "at-risk " + OptMs(at_risk) + "\n";
   body += "forgotten-until " + OptMs(forgotten_until) + "\n";
   body += "ttl-cap " + OptMs(ttl_cap) + "\n";
   body += std::string("appendonly ") + (appendonly ? "yes" : "no") + "\n";
   body += std::string("fsync-always ") + (fsync_always ? "yes" : "no") + "\n";
+  body += std::string("log-errors ") + (log_errors ? "yes" : "no") + "\n";
   body += "log " + (log_id.empty() ? std::string("none") : log_id) + " " +
           std::to_string(log_synced) + "\n";
   body += "fence-reserved " + std::to_string(fence_reserved) + "\n";
@@ -55,6 +57,8 @@ std::optional<StateRecord> StateRecord::Parse(const std::string& text) {
 
   StateRecord r;
   int seen = 0;
+  int version = 0;
+  bool have_at_risk = false;
   std::istringstream in(body);
   std::string line;
   while (std::getline(in, line)) {
@@ -74,7 +78,10 @@ std::optional<StateRecord> StateRecord::Parse(const std::string& text) {
     };
     bool ok = true;
     if (key == "latch-state") {
-      ok = value == "2";
+      // Version 2 (before the at-risk horizon) is read too: its horizon is
+      // also its at-risk bound, and it knew of no log errors but fsync's.
+      ok = seen == 0 && (value == "2" || value == "3");
+      version = value == "3" ? 3 : 2;
     } else if (key == "status") {
       ok = value == "clean" || value == "running";
       r.clean = value == "clean";
@@ -87,6 +94,11 @@ std::optional<StateRecord> StateRecord::Parse(const std::string& text) {
       if (ok) r.written_at = *v;
     } else if (key == "horizon") {
       ok = opt_ms(&r.horizon);
+    } else if (key == "at-risk" && version == 3) {
+      ok = opt_ms(&r.at_risk);
+      have_at_risk = true;
+    } else if (key == "log-errors" && version == 3) {
+      ok = yes_no(&r.log_errors);
     } else if (key == "forgotten-until") {
       ok = opt_ms(&r.forgotten_until);
     } else if (key == "ttl-cap") {
@@ -117,7 +129,13 @@ std::optional<StateRecord> StateRecord::Parse(const std::string& text) {
     if (!ok) return std::nullopt;
     ++seen;
   }
-  if (seen != 11) return std::nullopt;
+  if (seen != (version == 3 ? 13 : 11)) return std::nullopt;
+  if (version == 2) {
+    r.at_risk = r.horizon;
+    r.log_errors = !r.fsync_always;  // unknown: as if something failed
+  } else if (!have_at_risk) {
+    return std::nullopt;
+  }
   return r;
 }
 

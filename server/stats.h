@@ -51,6 +51,25 @@ struct Stats {
     for (uint64_t s : samples) sum += s;
     return sum / kOpsSamples;
   }
+  // Takes one sample of each rate when 100 ms passed since the last (the
+  // cron calls it); true when it did.
+  bool Sample(int64_t now_ms) {
+    if (now_ms - ops_sample_time_ms < 100) return false;
+    const int64_t dt = now_ms - ops_sample_time_ms;
+    auto rate = [&](uint64_t total, uint64_t& last) {
+      uint64_t per_second =
+          ops_sample_time_ms == 0 ? 0 : (total - last) * 1000 / static_cast<uint64_t>(dt);
+      last = total;
+      return per_second;
+    };
+    const int i = ops_sample_index;
+    ops_samples[i] = rate(total_commands_processed, ops_sample_count);
+    input_samples[i] = rate(total_net_input_bytes, input_sample_bytes);
+    output_samples[i] = rate(total_net_output_bytes, output_sample_bytes);
+    ops_sample_index = (i + 1) % kOpsSamples;
+    ops_sample_time_ms = now_ms;
+    return true;
+  }
   uint64_t InstantaneousOps() const { return Average(ops_samples); }
   uint64_t InstantaneousInputBytes() const { return Average(input_samples); }
   uint64_t InstantaneousOutputBytes() const { return Average(output_samples); }

@@ -140,11 +140,18 @@ int64_t ReplayClock::Deadline(int64_t unix_ms) {
     // from, exactly, whatever the wall clock did since.
     return unix_ms - mark.offset();
   }
-  // Another boot, host or time namespace, or a log without annotations
-  // (written by Redis or an older latch): only the wall clock relates the
-  // two. The lease policy quarantines such a restart until the carried
-  // horizon, and no lease may outlive it.
   ++foreign_times;
+  if (have_mark && !anchor_clock_id.empty() && mark.clock_id == anchor_clock_id) {
+    // The previous run's clock (a reboot since): the lease ends as long
+    // after now as it ended after that run's last state record.
+    int64_t d = SatAdd(now.mono, SatSub(SatSub(unix_ms, mark.offset()), anchor_written_at));
+    return foreign_bound > 0 ? std::min(d, foreign_bound) : d;
+  }
+  // An older boot, another host, or a log without annotations (written by
+  // Redis or an older latch): only the wall clock relates the two. The
+  // lease policy quarantines such a restart until the carried horizon, and
+  // no lease may outlive it.
+  ++unanchored;
   int64_t d = now.MonoFromWall(unix_ms);
   if (foreign_bound > 0) d = std::min(d, foreign_bound);
   return d;

@@ -99,6 +99,11 @@ struct ReplayClock {
   // Times written on another clock are clamped to this deadline (the lease
   // horizon carried from the previous run, in this run's clock).
   int64_t foreign_bound = 0;
+  // The previous run's clock, and when it wrote its last state record: a
+  // time on that clock is converted assuming no time has passed since
+  // (lease_policy.h, "Clocks"), so a replayed lease is never cut short.
+  std::string anchor_clock_id;
+  int64_t anchor_written_at = 0;
   // The relation of the last annotation read.
   bool have_mark = false;
   aof::ClockMark mark;
@@ -106,6 +111,7 @@ struct ReplayClock {
   uint64_t pending_token = 0;
   // Counters for the start-up report.
   uint64_t foreign_times = 0;
+  uint64_t unanchored = 0;  // of those, on neither this clock nor the anchor's
   uint64_t expired = 0;
 
   int64_t Deadline(int64_t unix_ms);

@@ -4,7 +4,8 @@
 //   latch-redlock acquire|release|status --nodes H:P,… --key NAME …
 //
 // Run mode acquires the lock, runs the command while a watchdog renews the
-// lock every ttl/3, and releases it when the command exits. If renewals fail,
+// lock every ttl/3, and releases it when the command — and every process it
+// started in its process group — has exited. If renewals fail,
 // the command is stopped so that it is gone *before* the lock's validity
 // ends (see StopTiming): SIGTERM to its process group, then SIGKILL, and
 // latch-redlock exits with its own code (76) so a script can tell. A command
@@ -16,6 +17,7 @@
 // to send with every write to the resource it protects; a resource that
 // refuses a token smaller than one it has seen stops a holder that was
 // paused past its lease (docs/guide.md).
+#include <dirent.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
@@ -78,8 +80,10 @@ const char kHelp[] =
     "The lock is acquired with SET key token NX PX ttl on every node in parallel;\n"
     "it is held when N/2+1 nodes granted it, for ttl - elapsed - (ttl/100 + 2 ms).\n"
     "While COMMAND runs, a watchdog renews it every ttl/3 (SET key token IFEQ token\n"
-    "PX ttl). When COMMAND exits, the lock is released on every node (DELIFEQ key\n"
-    "token).\n"
+    "PX ttl). When COMMAND has exited, and every process it started in its process\n"
+    "group too (sh -c 'work &': the lock is held until work is gone, as flock(1)\n"
+    "holds its lock while any process keeps the fd), the lock is released on every\n"
+    "node (DELIFEQ key token).\n"
     "\n"
     "Once the validity has ended, another client may hold the lock, so COMMAND must\n"
     "be gone by then. If no renewal has reached a majority by\n"
@@ -395,6 +399,41 @@ int Status(const Args& a, latch::RedLock& rl) {
   return kExitNotHeld;
 }
 
+// Whether a process of group `pgid` other than `leader` is alive (a zombie
+// is not: its work is over). COMMAND (the group's leader) stays unreaped
+// while this is asked, so the group's id cannot be reused meanwhile. Read
+// from /proc: the group's other members are not our children (they are
+// COMMAND's, or init's once it exits), so no SIGCHLD tells of them.
+bool GroupLives(pid_t pgid, pid_t leader) {
+  DIR* d = ::opendir("/proc");
+  if (d == nullptr) return false;
+  bool lives = false;
+  while (dirent* e = ::readdir(d)) {
+    char* end = nullptr;
+    const long pid = std::strtol(e->d_name, &end, 10);
+    if (end == e->d_name || *end != '\0' || pid == leader) continue;
+    char path[64];
+    std::snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+    latch::UniqueFd fd(::open(path, O_RDONLY | O_CLOEXEC));
+    if (!fd) continue;
+    char buf[512];
+    const ssize_t n = ::read(fd.get(), buf, sizeof(buf) - 1);
+    if (n <= 0) continue;
+    buf[n] = '\0';
+    // "pid (comm) state ppid pgrp …": comm may hold anything, even ')'.
+    const char* rp = std::strrchr(buf, ')');
+    char state = 0;
+    long ppid = 0, pgrp = 0;
+    if (rp == nullptr || std::sscanf(rp + 1, " %c %ld %ld", &state, &ppid, &pgrp) != 3) continue;
+    if (pgrp == pgid && state != 'Z' && state != 'X') {
+      lives = true;
+      break;
+    }
+  }
+  ::closedir(d);
+  return lives;
+}
+
 // Signals COMMAND's process group, so that what it started gets the signal
 // too; if COMMAND moved itself to another group, at least COMMAND itself.
 void SignalCommand(pid_t pid, int sig) {
@@ -561,6 +600,10 @@ int Run(const Args& a, latch::RedLock& rl) {
   int status = 0;
   LockClock::time_point exit_seen, validity_at_exit;
   bool lost_at_exit = false;
+  // COMMAND has exited but processes it started in its group still run
+  // (`sh -c 'work &'`): the lock is held, and renewed, until the whole group
+  // is gone — as flock(1) holds its lock while any process keeps the fd.
+  bool command_exited = false;
   while (true) {
     // The next deadline: the stop point while COMMAND runs undisturbed, the
     // kill point once it has had SIGTERM. Both follow the validity end,
@@ -574,7 +617,8 @@ int Run(const Args& a, latch::RedLock& rl) {
     }
     timer.Arm(wake);
     pollfd fds[3] = {{sigfd.get(), POLLIN, 0}, {lostfd.get(), POLLIN, 0}, {timer.fd(), POLLIN, 0}};
-    ::poll(fds, 3, -1);
+    // While the rest of the group runs, look at it every 20 ms.
+    ::poll(fds, 3, command_exited ? 20 : -1);
     timer.Drain();
     if (fds[0].revents & POLLIN) {
       signalfd_siginfo si;
@@ -586,8 +630,18 @@ int Run(const Args& a, latch::RedLock& rl) {
     // zombie its process group id cannot be reused, so the group can still
     // be killed safely.
     siginfo_t info{};
-    if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+    if (!command_exited &&
+        ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
         info.si_pid == pid) {
+      command_exited = true;
+      if (a.verbose && GroupLives(pid, pid)) {
+        std::fprintf(stderr,
+                     "latch-redlock: %s exited; the lock is held until the processes it "
+                     "started in its group are gone\n",
+                     name);
+      }
+    }
+    if (command_exited && !GroupLives(pid, pid)) {
       exit_seen = LockClock::now();
       validity_at_exit = lock.validity_end();
       lost_at_exit = lock.lost();

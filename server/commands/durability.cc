@@ -81,7 +81,7 @@ void WaitAof(CommandContext& ctx) {
     return;
   }
   ctx.parking().ParkForFsync(ctx.session, *numlocal > 0, *numreplicas,
-                             *timeout > 0 ? ctx.now.mono + *timeout : 0);
+                             *timeout > 0 ? SatAdd(ctx.now.mono, *timeout) : 0);
 }
 
 // ---------------------------------------------------------------- registration

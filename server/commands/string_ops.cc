@@ -225,7 +225,8 @@ void MSetGeneric(CommandContext& ctx, bool nx) {
       }
     }
   }
-  if (!ctx.AdmitGrant(kNoDeadline)) return;
+  // MSET's reply (OK) does not depend on what the keys held: blind.
+  if (!ctx.AdmitGrant(kNoDeadline, /*blind=*/!nx)) return;
   // One command: the log records its SETs as one transaction. MSETNX gives
   // each key to its holder through the grant operation (admitted above: a
   // refusal cannot come half-way); MSET overwrites, as SET without NX.
@@ -328,7 +329,7 @@ void GetEx(CommandContext& ctx) {
     return;
   }
   if (!ctx.CheckTtl(when - ctx.now.wall_ms)) return;
-  const int64_t deadline = relative ? ctx.now.mono + ms : ctx.now.MonoFromWall(when);
+  const int64_t deadline = relative ? ctx.now.DeadlineIn(ms) : ctx.now.MonoFromWall(when);
   // A new lease term for whoever holds the key: the lease policy decides.
   if (!ctx.AdmitGrant(deadline)) return;
   ctx.reply.Bulk(e->value());

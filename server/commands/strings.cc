@@ -1,5 +1,6 @@
-// String commands: SET, SETNX, GET, DEL (and UNLINK), EXISTS, and the
-// compare-and-delete family (DELIFEQ, DELEX, DIGEST).
+// String commands: SET (and SETFENCE, its fenced spelling), SETNX, GET, DEL
+// (and UNLINK), EXISTS, and the compare-and-delete family (DELIFEQ, DELEX,
+// DIGEST).
 //
 // These are the lock primitives. Acquire is `SET lock token NX PX ttl`: one
 // command, so the key and its TTL appear together or not at all (the bug of
@@ -54,10 +55,11 @@ struct SetArgs {
 // repeated identical flags allowed, conflicting ones a syntax error. Only the
 // shape is checked here; the expire value is validated afterwards, as Redis
 // does (so `EX abc XY` is a syntax error, not an integer error).
-std::optional<SetArgs> ParseSet(std::span<const std::string_view> argv) {
+std::optional<SetArgs> ParseSet(std::span<const std::string_view> argv, bool fenced = false) {
   SetArgs a;
   a.key = argv[1];
   a.value = argv[2];
+  a.fence = fenced;  // SETFENCE: FENCE without the word
   auto is_time = [&] { return a.expire != ExpireKind::kNone && a.expire != ExpireKind::kKeepTtl; };
   for (size_t j = 3; j < argv.size(); ++j) {
     // Compared as a C string (IsWord's rule), cut at its NUL once: a SET
@@ -152,7 +154,7 @@ bool ResolveSetExpiry(CommandContext& ctx, const SetArgs& a, int64_t* deadline) 
       ReplyInvalidExpire(ctx, name);
       return false;
     }
-    *deadline = ctx.now.mono + ms;
+    *deadline = ctx.now.DeadlineIn(ms);
   } else {
     // An absolute time is converted to the boot clock once, here.
     *deadline = ctx.now.MonoFromWall(ms);
@@ -179,7 +181,7 @@ bool ResolveWaitTimeout(CommandContext& ctx, std::string_view arg, int64_t* unti
     ctx.reply.Error("ERR timeout is out of range");
     return false;
   }
-  *until = *ms > 0 ? ctx.now.mono + *ms : 0;
+  *until = *ms > 0 ? ctx.now.DeadlineIn(*ms) : 0;
   return true;
 }
 
@@ -283,6 +285,9 @@ void ApplySet(CommandContext& ctx, const SetArgs& a) {
                                              : Lease::Until(deadline);
   g.fence = a.fence;
   g.min = min;
+  // Its reply (OK) does not depend on what the key held: a restart
+  // quarantine serves it when it comes alone (lease_policy.h).
+  g.blind = ctx.alone && a.condition == Condition::kNone && !a.get && !a.fence;
   Grants::Result granted = ctx.grants.Grant(g, ctx.now);
   if (!granted.granted()) {
     ctx.ReplyRefusal(granted.refusal);
@@ -314,6 +319,20 @@ void ApplySet(CommandContext& ctx, const SetArgs& a) {
 
 void Set(CommandContext& ctx) {
   auto args = ParseSet(ctx.argv);
+  if (!args) {
+    ctx.reply.Error(kSyntaxError);
+    return;
+  }
+  ApplySet(ctx, *args);
+}
+
+// SETFENCE key value [options]: SET key value [options] FENCE under a name
+// of its own. Standard clients pass its reply through untouched: the token
+// (an integer) or nil. (redis-py's SET callback compares SET's reply with
+// "OK", so a SET … FENCE that was granted looks refused there and its token
+// is lost.) A grant like any other: through the grant operation.
+void SetFence(CommandContext& ctx) {
+  auto args = ParseSet(ctx.argv, /*fenced=*/true);
   if (!args) {
     ctx.reply.Error(kSyntaxError);
     return;
@@ -478,6 +497,22 @@ void RegisterStrings(CommandRegistry& r) {
                   Optional(Block("fence", {Optional(Int("min", "MIN"))}, "FENCE"), "0.1.0"),
                   Optional(Int("timeout", "WAIT"), "0.1.0")}),
              1, 1, 1, {"RW", "access", "update", "variable_flags"}));
+  r.Add(Keys(
+      Cmd("setfence", -3, kWrite | kCmdDenyOom | kLease, SetFence, {"write", "string", "slow"},
+          {"Set the string value of a key as SET ... FENCE does, and return the key's "
+           "fencing token (nil when not set)",
+           "0.1.0", "string", "O(1)"},
+          {Key(), Str("value"),
+           Optional(
+               OneOf("condition", {Token("nx", "NX"), Token("xx", "XX"), Str("ifeq-value", "IFEQ"),
+                                   Str("ifne-value", "IFNE"), Str("ifdeq-digest", "IFDEQ"),
+                                   Str("ifdne-digest", "IFDNE")})),
+           Optional(OneOf(
+               "expiration",
+               {Int("seconds", "EX"), Int("milliseconds", "PX"), Time("unix-time-seconds", "EXAT"),
+                Time("unix-time-milliseconds", "PXAT"), Token("keepttl", "KEEPTTL")})),
+           Optional(Int("min", "MIN")), Optional(Int("timeout", "WAIT"))}),
+      1, 1, 1, {"RW", "access", "update", "variable_flags"}));
   r.Add(Keys(
       Cmd("setnx", 3, kWrite | kCmdDenyOom | kFast | kLease, SetNx, {"write", "string", "fast"},
           {"Set the value of a key, only if the key does not exist", "1.0.0", "string", "O(1)"},

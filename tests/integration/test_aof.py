@@ -508,3 +508,42 @@ def test_a_tail_torn_inside_a_database_switch(tmp_path):
         node.stop()
         rc, out = redis_check_aof(node.aof)
         assert rc == 0, out
+
+
+def test_a_rewrite_child_dies_with_its_server_and_leaves_nothing_behind(tmp_path):
+    """kill -9 of the server while a rewrite runs: its child dies too (it
+    does not go on writing a snapshot nobody will use), it never held the
+    data directory's lock (the restart is not refused), and its temporary
+    file is removed at the next start."""
+    from durable import Node
+    node = Node(str(tmp_path), "--enable-debug-command", "yes", "--quarantine", "never").start()
+    with node.conn() as c:
+        for i in range(100):
+            assert c.cmd("SET", "k%d" % i, "v") == b"OK"
+        # Log writes take 30 s each, the rewrite child's too (it inherits the
+        # fault): it is still running at the kill. (Nothing else writes.)
+        assert c.cmd("DEBUG", "FAULT-IO", "log-write", 30000) == b"OK"
+        assert c.cmd("BGREWRITEAOF") == b"Background append only file rewriting started"
+    m = re.search(r"rewriting started by pid (\d+)", node.log_text())
+    assert m, node.log_text()
+    child = int(m.group(1))
+    assert lt.wait_for(lambda: any(f.startswith("temp-rewriteaof-bg-")
+                                   for f in os.listdir(node.data)), 5)
+    os.kill(child, 0)  # alive
+    node.kill9()
+
+    def gone():
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            return True
+        # A zombie until init reaps it is gone too.
+        with open("/proc/%d/stat" % child) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    assert lt.wait_for(gone, 5), "the rewrite child outlived its server"
+    node.start()  # not refused by a latch.lock the child held
+    assert node.cmd("GET", "k99") == b"v"
+    assert not any(f.startswith("temp-rewriteaof-bg-") for f in os.listdir(node.data)), \
+        os.listdir(node.data)
+    assert "left by a rewrite that did not finish" in node.log_text()
+    node.stop()

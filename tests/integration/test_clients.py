@@ -772,3 +772,54 @@ def test_monitor_shows_hello_protocol_as_redis(server_factory):
     assert shown[0][:3] == ['"HELLO" "3"',
                             '"HELLO" "2" "SETNAME" "w1" "AUTH" "(redacted)" "(redacted)"',
                             '"hello" "3" "auth" "(redacted)" "(redacted)" "setname" "w2"']
+
+
+# ---------------------------------------------------------------- fencing tokens
+
+
+def expected_fenced_grants(r):
+    """The values SETFENCE gives every library (fencedGrants in clients.mjs):
+    the token as an integer, null when not granted, the holder's own token on
+    a renewal, a larger one for the next holder, MIN's floor. (The module's
+    server is shared: the counter may be past the floor already.)"""
+    token = r["fence_grant"]
+    assert isinstance(token, int) and token > 0, r
+    assert r["fence_held"] is None
+    assert r["fence_renew"] == token
+    assert r["fence_of_key"] == token
+    assert r["fence_release"] == 1
+    assert isinstance(r["fence_next"], int) and r["fence_next"] > token
+    # MIN is a floor: a renewal keeps the holder's token if it is already there.
+    assert r["fence_min"] == max(r["fence_next"], 1000000)
+    assert r["fence_bad"] == {"error": "ERR syntax error"}
+
+
+def test_fenced_grant_from_redis_py(redis_py, latch, raw):
+    """redis-py's SET callback compares the reply with "OK": a granted
+    SET … FENCE comes back as False and its token is lost. SETFENCE, a
+    command redis-py has no callback for, returns the token unchanged."""
+    r = redis_py.Redis(host=lt.HOST, port=latch.port)
+    # The problem: granted (the key is set), yet False, and no token.
+    assert r.execute_command("SET", "py:fence:set", "tok-A", "NX", "PX", 30000, "FENCE") is False
+    assert r.get("py:fence:set") == b"tok-A"
+    # The spelling that works, unchanged redis-py.
+    token = r.execute_command("SETFENCE", "py:fence", "tok-A", "NX", "PX", 30000)
+    assert isinstance(token, int) and token > 0
+    assert r.execute_command("SETFENCE", "py:fence", "tok-B", "NX", "PX", 30000) is None
+    assert r.execute_command("SETFENCE", "py:fence", "tok-A", "IFEQ", "tok-A", "PX", 30000) == token
+    assert r.execute_command("FENCE", "py:fence") == token
+    assert r.execute_command("DELIFEQ", "py:fence", "tok-A") == 1
+    nxt = r.execute_command("SETFENCE", "py:fence", "tok-B", "NX", "PX", 30000)
+    assert isinstance(nxt, int) and nxt > token
+    # In a pipeline too.
+    p = r.pipeline(transaction=False)
+    p.execute_command("SETFENCE", "py:fence:p", "x", "NX", "PX", 30000)
+    p.execute_command("SETFENCE", "py:fence:p", "y", "NX", "PX", 30000)
+    got = p.execute()
+    assert isinstance(got[0], int) and got[0] > nxt and got[1] is None
+    r.connection_pool.disconnect()
+
+
+@pytest.mark.parametrize("which", ["ioredis-fence", "node-redis-fence"])
+def test_fenced_grant_from_node_clients(node_clients, latch, raw, which):
+    expected_fenced_grants(run_node_client(node_clients, which, latch.port))

@@ -114,3 +114,22 @@ def test_latch_redlock_fence_gives_the_command_a_growing_token(server_factory):
     p = run_redlock(nodes, "--key", "job", "--ttl", "5s", "--", "sh", "-c",
                     'echo "[${LATCH_FENCE-unset}]"')
     assert p.returncode == 0 and p.stdout == "[unset]\n", (p.stdout, p.stderr)
+
+
+def test_a_crash_before_the_background_reservation_never_repeats_a_token(tmp_path):
+    """The first token of a run is reserved synchronously, before it is
+    given out: a kill -9 right after it, with no background step in
+    between, still finds the next run above it."""
+    n = node(tmp_path, "--appendfsync", "everysec")
+    for round_ in range(3):
+        with n.conn() as c:
+            first = c.cmd("SET", "k%d" % round_, "v", "NX", "PX", 60000, "FENCE")
+            # The next tokens of the block, then the crash at once.
+            more = [c.cmd("SET", "k%d:%d" % (round_, i), "v", "NX", "PX", 60000, "FENCE")
+                    for i in range(50)]
+        assert isinstance(first, int) and more == sorted(more) and more[0] > first
+        n.kill9()
+        n.start()
+        after = grant(n, "after%d" % round_, "v")
+        assert after > more[-1], (after, more[-1])
+    n.stop()

@@ -158,12 +158,13 @@ def test_lockinfo_in_resp2_and_resp3(latch_server, latch):
 
 
 def test_during_a_restart_quarantine_a_waiter_waits_for_its_end(tmp_path):
-    # A crash under everysec: the node restarts quarantined until the
-    # horizon, with the lock replayed from its log.
+    # A power loss under everysec before the grant's fsync: the node
+    # restarts quarantined until the at-risk horizon.
     n = durable.Node(str(tmp_path), "--appendonly", "yes", "--appendfsync", "everysec",
-                     "--max-lock-ttl", "1500").start()
+                     "--max-lock-ttl", "1500", "--enable-debug-command", "yes").start()
+    assert n.cmd("DEBUG", "FAULT-IO", "log-fsync", "5000") == b"OK"
     assert n.cmd("SET", "lock", "A", "NX", "PX", "1500") == b"OK"
-    n.kill9()
+    n.power_loss()
     n.start()
     info = n.info("latch")
     assert info["quarantine"] == "1", info
@@ -171,6 +172,8 @@ def test_during_a_restart_quarantine_a_waiter_waits_for_its_end(tmp_path):
         # A free key: refused at once, as any grant in quarantine.
         r = c.cmd("SET", "free", "B", "NX", "PX", "1000", "WAIT", "5000")
         assert isinstance(r, lt.RespError) and r.text.startswith(b"QUARANTINE")
+        # A held key (a blind write is served in quarantine).
+        assert c.cmd("SET", "lock", "A", "PX", "300") == b"OK"
         # A held key: the client waits; when the lock expires the grant is
         # still refused, so it keeps waiting — until the quarantine ends.
         t0 = time.monotonic()
@@ -179,4 +182,61 @@ def test_during_a_restart_quarantine_a_waiter_waits_for_its_end(tmp_path):
         assert c.read(timeout=20) == b"OK"
         assert time.monotonic() - t0 >= remaining - 0.05
         assert n.info("latch")["quarantine"] == "0"
+    n.stop()
+
+
+def test_a_release_earlier_in_the_same_multi_does_not_take_the_key_from_a_waiter(latch_server,
+                                                                                 latch):
+    """MULTI; DEL lock; SET lock X NX; EXEC with a client queued for the
+    lock: the key is not free for the transaction's SET NX in the instant
+    between the DEL and the handoff. EXEC answers [1, nil] and the waiter
+    gets the key."""
+    assert latch.cmd("SET", "lock", "A", "NX", "PX", "10000") == b"OK"
+    w = latch_server.conn()
+    try:
+        parked(w, "SET", "lock", "W", "NX", "PX", "10000", "WAIT", "10000")
+        wait_for_waiters(latch, "lock", 1)
+        with latch_server.conn() as c:
+            assert c.cmd("MULTI") == b"OK"
+            assert c.cmd("DEL", "lock") == b"QUEUED"
+            assert c.cmd("SET", "lock", "X", "NX") == b"QUEUED"
+            assert c.cmd("EXEC") == [1, None]
+        assert w.read(timeout=5) == b"OK"
+        assert latch.cmd("GET", "lock") == b"W"
+        assert 0 < latch.cmd("PTTL", "lock") <= 10000
+    finally:
+        w.close()
+
+
+def test_a_huge_ttl_handed_over_later_stays_a_valid_lease(tmp_path):
+    """SET k v NX PX <huge> WAIT: the TTL counts from the handoff, later than
+    the request it was checked against. The deadline's conversion is
+    bounded: the log does not get a negative PXAT (the lease survives a
+    replay), PEXPIRETIME stays in the future, and PEXPIRE … GT cannot
+    shorten the lease. (Run this under UBSan too: the unbounded sum was a
+    signed overflow.)"""
+    n = durable.Node(str(tmp_path), "--appendonly", "yes", "--quarantine", "never").start()
+    latch = n.conn()
+    assert latch.cmd("SET", "big", "A", "NX", "PX", "300") == b"OK"
+    secs, usecs = latch.cmd("TIME")
+    now_ms = int(secs) * 1000 + int(usecs) // 1000
+    huge = 2**63 - 1 - now_ms - 50  # valid when asked: now + huge still fits
+    w = n.conn()
+    try:
+        parked(w, "SET", "big", "W", "NX", "PX", str(huge), "WAIT", "10000")
+        wait_for_waiters(latch, "big", 1)
+        assert w.read(timeout=5) == b"OK"  # handed over ~300 ms later
+    finally:
+        w.close()
+    assert latch.cmd("GET", "big") == b"W"
+    expire_at = latch.cmd("PEXPIRETIME", "big")
+    assert expire_at > now_ms + 10**12, expire_at
+    assert latch.cmd("PTTL", "big") > 10**12
+    assert latch.cmd("PEXPIRE", "big", 1000, "GT") == 0  # not a shorter lease
+    assert latch.cmd("PTTL", "big") > 10**12
+    latch.close()
+    n.kill9()
+    n.start()
+    assert n.cmd("GET", "big") == b"W"  # the log's PXAT is a future time
+    assert n.cmd("PTTL", "big") > 10**12
     n.stop()

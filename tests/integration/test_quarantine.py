@@ -3,7 +3,10 @@ real latch-server processes; and the RedLock scenario of seeds 002 ("delayed
 restart") end to end with five nodes."""
 
 import os
+import random
+import re
 import subprocess
+import threading
 import time
 
 import pytest
@@ -22,40 +25,141 @@ def quarantine_info(node):
     return node.info("latch")
 
 
-def test_crash_with_everysec_quarantines_then_ends_by_itself(tmp_path):
-    node = Node(str(tmp_path), "--max-lock-ttl", TTL, "--appendfsync", "everysec").start()
+def test_power_loss_under_everysec_quarantines_then_ends_by_itself(tmp_path):
+    node = Node(str(tmp_path), "--max-lock-ttl", TTL, "--appendfsync", "everysec",
+                "--enable-debug-command", "yes").start()
+    # A slow disk: the lock's record is written but its fsync has not
+    # completed when the power goes, so the record is gone.
+    assert node.cmd("DEBUG", "FAULT-IO", "log-fsync", 5000) == b"OK"
     assert node.cmd("SET", "lock", "A", "NX", "PX", TTL) == b"OK"
-    node.kill9()
+    node.power_loss()
     t0 = time.monotonic()
     node.start()
     info = quarantine_info(node)
     assert info["quarantine"] == "1"
-    assert "crashed" in info["quarantine_reason"]
+    assert info["quarantine_cause"] == "a power loss or a cut log", info
+    assert "fewer than the" in info["quarantine_reason"]
     assert 0 < int(info["quarantine_remaining_ms"]) <= TTL
+    assert 0 < int(info["quarantine_remaining_s"]) <= TTL // 1000
+    assert info["quarantine_ends_with"] == "CONFIG SET quarantine never"
+    assert node.cmd("GET", "lock") is None  # forgotten: this is why
     with node.conn() as c:
-        # Every command that could grant, re-grant or extend a lease is refused…
-        for args in (("SET", "other", "B", "NX", "PX", 1000), ("SET", "plain", "x"),
-                     ("SETNX", "x", "1"), ("SETEX", "x", 1, "v"),
-                     ("SET", "lock", "A", "IFEQ", "A", "PX", 1000),
-                     ("PEXPIRE", "lock", 1000), ("EXPIRE", "lock", 1), ("PERSIST", "lock"),
-                     ("PEXPIREAT", "lock", int(time.time() * 1000) + 500)):
+        # A blind write is served (below): a key held now.
+        assert c.cmd("SET", "held", "A", "PX", 1500) == b"OK"
+        # Every write whose reply could rest on a forgotten lock is refused…
+        for args in (("SET", "other", "B", "NX", "PX", 1000), ("SET", "held", "B", "XX"),
+                     ("SET", "held", "B", "GET"), ("SETNX", "x", "1"),
+                     ("SET", "held", "A", "IFEQ", "A", "PX", 1000),
+                     ("SET", "f", "1", "PX", 1000, "FENCE"), ("SETFENCE", "f", "1", "PX", 1000),
+                     ("MSETNX", "m1", "1"), ("GETSET", "g", "1"), ("INCR", "sem"),
+                     ("APPEND", "a", "x"), ("PEXPIRE", "held", 1000), ("EXPIRE", "held", 1),
+                     ("PERSIST", "held"), ("GETEX", "held", "PX", 100),
+                     ("PEXPIREAT", "held", int(time.time() * 1000) + 500)):
             r = c.cmd(*args)
             assert is_quarantine_error(r), (args, r)
-            assert b"for another" in r.text and b" ms" in r.text
-        # …while reads and releases work.
-        assert c.cmd("GET", "lock") == b"A"
-        assert c.cmd("PTTL", "lock") > 0
-        assert c.cmd("DELIFEQ", "lock", "nope") == 0
-        assert c.cmd("DELIFEQ", "lock", "A") == 1
-        assert c.cmd("DEL", "lock") == 0
-        assert c.cmd("DELEX", "lock", "IFEQ", "A") == 0
+            # Seconds left, the cause in a few words, and the way out.
+            assert re.search(rb"^QUARANTINE refused for another [12] s \(a power loss or a cut "
+                             rb"log\)", r.text), r.text
+            assert r.text.endswith(b"An operator ends it with CONFIG SET quarantine never")
+        # …so is a lease write inside MULTI (it may have read the key first)…
+        assert c.cmd("WATCH", "w") == b"OK"
+        assert c.cmd("MULTI") == b"OK"
+        assert c.cmd("SET", "w", "x", "PX", 1000) == b"QUEUED"
+        replies = c.cmd("EXEC")
+        assert is_quarantine_error(replies[0]), replies
+        # …while blind writes, reads and releases are served.
+        assert c.cmd("SET", "plain", "x") == b"OK"
+        assert c.cmd("SET", "cache", "x", "PX", 1000) == b"OK"
+        assert c.cmd("SETEX", "cache2", 1, "v") == b"OK"
+        assert c.cmd("PSETEX", "cache3", 1000, "v") == b"OK"
+        assert c.cmd("MSET", "m2", "1", "m3", "2") == b"OK"
+        assert c.cmd("GET", "plain") == b"x"
+        assert c.cmd("DELIFEQ", "plain", "nope") == 0
+        assert c.cmd("DELIFEQ", "plain", "x") == 1
+        assert c.cmd("DEL", "cache") == 1
+        assert c.cmd("DELEX", "cache2", "IFEQ", "v") == 1
     # It ends by itself after about max-lock-ttl.
     assert wait_until(lambda: node.cmd("SET", "other", "B", "NX", "PX", 1000) == b"OK", 5)
     elapsed = time.monotonic() - t0
     assert elapsed >= (TTL - 300) / 1000.0, elapsed
     assert quarantine_info(node)["quarantine"] == "0"
-    assert "Restart quarantine:" in node.log_text()
+    log = node.log_text()
+    assert "Restart quarantine for" in log and "a power loss or a cut log" in log, log
+    assert "CONFIG SET quarantine never" in log
     assert wait_until(lambda: "Restart quarantine over" in node.log_text(), 2)
+    node.stop()
+
+
+@pytest.mark.parametrize("fsync", ["everysec", "no"])
+def test_kill9_at_random_moments_serves_at_once_with_every_acknowledged_lock(tmp_path, fsync):
+    """A process crash loses nothing acknowledged (every reply waited for
+    write()), so the restart on the same boot serves at once, under any
+    fsync policy — and every lock a client was told it holds is still held."""
+    node = Node(str(tmp_path), "--appendfsync", fsync).start()
+    rng = random.Random(22)
+    for round_ in range(5):
+        acked = []
+        stop = threading.Event()
+
+        def grab(i):
+            c = node.conn()
+            n = 0
+            try:
+                while not stop.is_set():
+                    key = "lock:%d:%d:%d" % (round_, i, n)
+                    if c.cmd("SET", key, "holder-%d" % i, "NX", "PX", 120000) == b"OK":
+                        acked.append((key, b"holder-%d" % i))
+                    n += 1
+            except (OSError, TimeoutError, lt.Incomplete, ConnectionError):
+                pass
+
+        threads = [threading.Thread(target=grab, args=(i,)) for i in range(3)]
+        for t in threads:
+            t.start()
+        time.sleep(rng.uniform(0.05, 0.8))
+        node.kill9()
+        stop.set()
+        for t in threads:
+            t.join(timeout=15)
+        node.start()
+        assert wait_until(lambda: node.info("persistence")["loading"] == "0", 60)
+        info = quarantine_info(node)
+        assert info["quarantine"] == "0", info
+        assert info["quarantine_cause"] == "a process crash that lost nothing", info
+        assert acked, "no lock granted before the kill"
+        with node.conn() as c:
+            for key, holder in acked:
+                assert c.cmd("GET", key) == holder, key
+                assert c.cmd("SET", key, "thief", "NX", "PX", 1000) is None, key
+            # And it grants at once.
+            assert c.cmd("SET", "fresh:%d" % round_, "x", "NX", "PX", 1000) == b"OK"
+    node.stop()
+
+
+def test_power_loss_waits_for_the_at_risk_horizon_not_a_long_synced_lease(tmp_path):
+    """An hour-long cache entry written long ago (and fsynced since) no
+    longer stretches the quarantine after a power loss to an hour: only the
+    leases whose records no fsync covered count."""
+    node = Node(str(tmp_path), "--appendfsync", "everysec", "--enable-debug-command",
+                "yes").start()
+    assert node.cmd("SET", "session:42", "data", "EX", 3600) == b"OK"
+    assert int(node.info("latch")["lease_at_risk_ms"]) > 3590000
+    # Once an fsync covered it, the at-risk horizon comes back down (the
+    # background lowers it once the hour-long TTL is out of the recent window).
+    assert wait_until(lambda: int(node.info("latch")["lease_at_risk_ms"]) < 60000, 30), \
+        node.info("latch")
+    assert int(node.info("latch")["lease_horizon_ms"]) > 3500000  # the horizon stays
+    assert node.cmd("DEBUG", "FAULT-IO", "log-fsync", 5000) == b"OK"  # not synced in time
+    assert node.cmd("SET", "lock", "A", "NX", "PX", 3000) == b"OK"
+    node.power_loss()
+    node.start()
+    info = quarantine_info(node)
+    assert info["quarantine"] == "1", info
+    assert node.cmd("GET", "lock") is None
+    # The lock's 3 s and the margin, not the session's hour.
+    assert 0 < int(info["quarantine_remaining_ms"]) <= 3000 + 10000, info
+    assert node.cmd("GET", "session:42") == b"data"  # replayed: it reached the disk
+    assert node.cmd("TTL", "session:42") > 3500
     node.stop()
 
 
@@ -163,8 +267,9 @@ def test_config_set_quarantine_never_ends_it_early(tmp_path):
 
 def test_power_loss_during_quarantine_does_not_shorten_the_next_one(tmp_path):
     node = Node(str(tmp_path), "--max-lock-ttl", 3000, "--enable-debug-command", "yes").start()
+    assert node.cmd("DEBUG", "FAULT-IO", "log-fsync", 5000) == b"OK"
     assert node.cmd("SET", "a", "1", "PX", 3000) == b"OK"
-    node.kill9()
+    node.power_loss()
     node.start()
     assert quarantine_info(node)["quarantine"] == "1"
     node.power_loss()

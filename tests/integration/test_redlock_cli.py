@@ -434,3 +434,46 @@ def test_a_command_that_exits_after_the_lease_ended_is_a_loss(nodes, key, tmp_pa
     assert proc.returncode == EXIT_LOST, err
     assert "lost" in err and "after" in err, err
     assert redlock("status", "--nodes", node_list(nodes), "--key", key).returncode == EXIT_NOT_HELD
+
+
+def test_the_lock_is_held_while_anything_of_the_commands_group_runs(nodes, key, tmp_path):
+    """`sh -c 'work &'`: sh exits at once, its background job goes on in the
+    same process group. The lock is held (and renewed past its TTL) until
+    that job is gone too, as flock(1) holds its lock while any process keeps
+    the inherited fd; then released."""
+    done = tmp_path / "done"
+    script = "(sleep 2.5; echo finished > %s) >/dev/null 2>&1 &" % done
+    start = time.monotonic()
+    proc = subprocess.Popen([binary(), "--verbose", "--nodes", node_list(nodes), "--key", key,
+                             "--ttl", "1s", "--", "sh", "-c", script],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)  # sh is long gone; the job runs on, past the 1 s TTL
+    assert proc.poll() is None, proc.communicate()
+    assert not done.exists()
+    assert redlock("status", "--nodes", node_list(nodes), "--key", key).returncode == 0
+    _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err
+    assert done.read_text() == "finished\n"  # released only after the job ended
+    assert time.monotonic() - start >= 2.4
+    assert "the lock is held until the processes it started in its group are gone" in err
+    assert redlock("status", "--nodes", node_list(nodes), "--key", key).returncode == EXIT_NOT_HELD
+
+
+def test_a_group_left_running_at_the_leases_end_is_killed(own_nodes, key, tmp_path):
+    """The same background job, but the lock is lost meanwhile: the whole
+    group is stopped before the validity ends, as COMMAND itself would be."""
+    out = tmp_path / "out"
+    script = "(trap 'echo TERM >> %s; exit 0' TERM; echo started >> %s; " \
+             "while :; do sleep 0.05; done) >/dev/null 2>&1 &" % (out, out)
+    proc = subprocess.Popen([binary(), "--nodes", node_list(own_nodes), "--key", key,
+                             "--ttl", "3s", "--kill-after", "0.5s", "--", "sh", "-c", script],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert lt.wait_for(lambda: out.exists() and "started" in out.read_text(), 10)
+    time.sleep(0.3)
+    assert proc.poll() is None
+    for n in own_nodes[:2]:
+        with n.conn() as c:
+            assert c.cmd("FLUSHALL") == b"OK"
+    _, err = proc.communicate(timeout=20)
+    assert proc.returncode == EXIT_LOST, err
+    assert out.read_text() == "started\nTERM\n"

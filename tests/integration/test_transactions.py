@@ -93,3 +93,18 @@ def test_a_transaction_cut_by_a_crash_is_replayed_all_or_nothing(tmp_path):
     node.start()
     assert node.cmd("EXISTS", "t1", "t2") == 2
     node.stop()
+
+
+def test_exec_with_an_argument_outside_a_transaction_is_an_execabort_as_redis(pair):
+    """Redis answers a refused EXEC with EXECABORT whether or not a MULTI
+    is open (and discards the watched keys): `EXEC x` outside a transaction
+    too."""
+    for script in ([("EXEC", "x"), ("EXEC",)],
+                   [("WATCH", "w"), ("EXEC", "x"), ("SET", "w", "1"), ("MULTI",), ("EXEC",)],
+                   [("MULTI",), ("SET", "a", "1"), ("EXEC", "x"), ("EXEC",), ("GET", "a")]):
+        assert pair.both("FLUSHALL") == (b"+OK\r\n", b"+OK\r\n")
+        data = b"".join(lt.encode(*cmd) for cmd in script)
+        got = pair.send_raw(data, nreplies=len(script))
+        assert got[0] == got[1], (script, got)
+        assert b"-EXECABORT Transaction discarded because of: wrong number of arguments for " \
+               b"'exec' command\r\n" in got[0], got

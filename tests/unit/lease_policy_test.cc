@@ -7,7 +7,9 @@
 
 #include <gtest/gtest.h>
 #include <unistd.h>
+#include <xxhash.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -45,7 +47,7 @@ class LeasePolicyTest : public ::testing::Test {
     policy_ = std::make_unique<LeasePolicy>(config_, bio_, clock, "DEL, DELIFEQ, DELEX", State());
     aof::LogIdentity found;
     if (log_exists) found = log_;
-    policy_->Begin(now, found);
+    policy_->Begin(now, found, written_);
     policy_->set_log_probe([this] { return LeasePolicy::LogState{log_.id, log_.size}; });
     policy_->Start(now, facts);
     return *policy_;
@@ -69,6 +71,8 @@ class LeasePolicyTest : public ::testing::Test {
 
   std::filesystem::path dir_;
   aof::LogIdentity log_{true, 100, "log-1"};
+  // The written mark the previous process left (log/written_mark.h).
+  std::optional<aof::WrittenMark::Seen> written_;
   Config config_;
   BackgroundIo bio_;
   std::unique_ptr<LeasePolicy> policy_;
@@ -371,6 +375,203 @@ TEST_F(LeasePolicyTest, FenceMinMovesTheCounterAndAFailedReservationRefuses) {
   EXPECT_FALSE(p.IssueToken(1000, 5'000'000).has_value());
   IoFaults::ClearAll();
   EXPECT_EQ(p.IssueToken(1000, 5'000'000), 5'000'000u);
+}
+
+// ---------------------------------------------------------------- issue 22
+
+TEST_F(LeasePolicyTest, AProcessCrashThatLostNothingServesAtOnce) {
+  ASSERT_EQ(Run(1000, false).Admit(1000 + 30000, 1000), std::nullopt);
+  Crash();
+  // The log holds every byte the dead process wrote: on the same boot,
+  // every acknowledged write is in it, whatever the fsync policy.
+  written_ = aof::WrittenMark::Seen{"log-1", 100};
+  LeasePolicy& p = Run(2000, true);
+  EXPECT_FALSE(p.quarantined(2000)) << p.reason();
+  EXPECT_EQ(p.cause(), "a process crash that lost nothing");
+  // A torn tail past the mark was never acknowledged: still nothing lost.
+  Crash();
+  LeasePolicy::ReplayFacts torn;
+  torn.cut_at = 100;
+  EXPECT_FALSE(Run(3000, true, "boot-a", torn).quarantined(3000));
+}
+
+TEST_F(LeasePolicyTest, ALogShorterThanWrittenWaitsForTheAtRiskHorizon) {
+  ASSERT_EQ(Run(1000, false).Admit(1000 + 30000, 1000), std::nullopt);
+  Crash();
+  written_ = aof::WrittenMark::Seen{"log-1", 150};  // 50 bytes lost: a power loss
+  LeasePolicy& p = Run(2000, true);
+  EXPECT_TRUE(p.quarantined(2000));
+  EXPECT_EQ(p.cause(), "a power loss or a cut log");
+  EXPECT_GE(p.remaining_ms(2000), 31000 - 2000);
+  EXPECT_LE(p.remaining_ms(2000), 31000 - 2000 + 10000);
+  // A mark of another log (or none) says nothing: the same.
+  Crash();
+  written_ = aof::WrittenMark::Seen{"log-0", 100};
+  EXPECT_TRUE(Run(3000, true).quarantined(3000));
+  // The inherited log could not be synced at this start: the same.
+  Crash();
+  written_ = aof::WrittenMark::Seen{"log-1", 100};
+  LeasePolicy::ReplayFacts unsynced;
+  unsynced.log_synced = false;
+  EXPECT_TRUE(Run(4000, true, "boot-a", unsynced).quarantined(4000));
+  EXPECT_EQ(policy_->cause(), "the inherited log could not be synced");
+}
+
+TEST_F(LeasePolicyTest, ALogErrorMeansTheNextCrashQuarantines) {
+  LeasePolicy& p = Run(1000, false);
+  ASSERT_EQ(p.Admit(1000 + 30000, 1000), std::nullopt);
+  p.OnLogError(1500);
+  EXPECT_TRUE(Record().log_errors);
+  Crash();
+  written_ = aof::WrittenMark::Seen{"log-1", 100};
+  LeasePolicy& q = Run(2000, true);
+  EXPECT_TRUE(q.quarantined(2000));
+  EXPECT_EQ(q.cause(), "a failed write or fsync of the log");
+}
+
+TEST_F(LeasePolicyTest, TheAtRiskBoundFallsOnceFsyncsCoverTheGrants) {
+  LeasePolicy& p = Run(1000, false);
+  // An hour-long lease, its record appended up to offset 500.
+  ASSERT_EQ(p.Admit(1000 + 3'600'000, 1000), std::nullopt);
+  p.OnLogAppended(500);
+  EXPECT_GE(p.at_risk_horizon().value_or(0), 1000 + 3'600'000);
+  // Not covered yet: the bound stays, whatever time passes.
+  p.OnLogSynced(400);
+  for (int64_t t = 2000; t <= 14000; t += 1000) p.Cron(t);
+  bio_.Drain();
+  EXPECT_GE(p.at_risk_horizon().value_or(0), 1000 + 3'600'000);
+  EXPECT_GE(Record().at_risk.value_or(0), 1000 + 3'600'000);
+  // Covered: once the hour is out of the recent window, the bound comes down
+  // in the background; the horizon stays.
+  p.OnLogSynced(500);
+  for (int64_t t = 15000; t <= 27000; t += 1000) p.Cron(t);
+  bio_.Drain();
+  EXPECT_LT(p.at_risk_horizon().value_or(INT64_MAX), 27000 + 30'000);
+  EXPECT_LT(Record().at_risk.value_or(INT64_MAX), 27000 + 30'000);
+  EXPECT_GE(Record().horizon.value_or(0), 1000 + 3'600'000);
+  // A power loss now waits seconds, not an hour.
+  Crash();
+  written_ = aof::WrittenMark::Seen{"log-1", 200};  // shorter than written
+  LeasePolicy& q = Run(28000, true);
+  EXPECT_LT(q.remaining_ms(28000), 30'000) << q.reason();
+  // A grant above the lowered bound raises it first, synchronously.
+  uint64_t writes = q.horizon_writes_sync();
+  q.Cron(40000);  // (the quarantine ends)
+  ASSERT_EQ(q.Admit(40000 + 600'000, 40000), std::nullopt);
+  EXPECT_EQ(q.horizon_writes_sync(), writes + 1);
+  EXPECT_GE(Record().at_risk.value_or(0), 40000 + 600'000);
+}
+
+TEST_F(LeasePolicyTest, NoLoweringAfterALogError) {
+  LeasePolicy& p = Run(1000, false);
+  ASSERT_EQ(p.Admit(1000 + 3'600'000, 1000), std::nullopt);
+  p.OnLogAppended(500);
+  p.OnLogError(1500);  // what the failed fsync covered may never reach the disk
+  p.OnLogSynced(500);
+  for (int64_t t = 2000; t <= 30000; t += 1000) p.Cron(t);
+  bio_.Drain();
+  EXPECT_GE(Record().at_risk.value_or(0), 1000 + 3'600'000);
+}
+
+TEST_F(LeasePolicyTest, AQuarantineRefusesOnlyWhatCouldHandOutForgottenState) {
+  Run(1000, false).Admit(1000 + 30000, 1000);
+  Crash();
+  LeasePolicy& p = Run(2000, true);  // no mark: quarantined
+  ASSERT_TRUE(p.quarantined(2000));
+  auto refusal = p.Admit(2000 + 1000, 2000);
+  ASSERT_TRUE(refusal.has_value());
+  // Seconds left, the cause in a few words, and how it ends.
+  EXPECT_EQ(refusal->rfind("QUARANTINE refused for another ", 0), 0u) << *refusal;
+  EXPECT_NE(refusal->find(" s (a crash that may have lost writes)"), std::string::npos) << *refusal;
+  EXPECT_NE(refusal->find("CONFIG SET quarantine never"), std::string::npos) << *refusal;
+  // A blind write is served, and its lease still goes under the horizons.
+  EXPECT_EQ(p.Admit(2000 + 90'000, 2000, /*blind=*/true), std::nullopt);
+  EXPECT_GE(Record().at_risk.value_or(0), 2000 + 90'000);
+  EXPECT_GE(Record().horizon.value_or(0), 2000 + 90'000);
+}
+
+TEST_F(LeasePolicyTest, AnotherClockWaitsForTheAtRiskBoundUnlessTimesAreUnanchored) {
+  LeasePolicy& p = Run(1000, false);
+  ASSERT_EQ(p.Admit(1000 + 3'600'000, 1000), std::nullopt);  // an hour, synced since
+  p.OnLogAppended(500);
+  p.OnLogSynced(500);
+  for (int64_t t = 2000; t <= 14000; t += 1000) p.Cron(t);
+  bio_.Drain();
+  ASSERT_EQ(p.Admit(14000 + 5000, 14000), std::nullopt);  // 5 s, not synced
+  Stop(14500);
+  // A reboot: at-risk only (the hour-long lease is replayed and held).
+  LeasePolicy& q = Run(100, true, "boot-b");
+  EXPECT_TRUE(q.quarantined(100));
+  EXPECT_LT(q.remaining_ms(100), 60'000);
+  EXPECT_EQ(q.cause(), "a reboot or another clock");
+  EXPECT_EQ(q.replay_anchor().clock_id, "boot-a");  // the previous record's clock
+  EXPECT_EQ(q.replay_anchor().written_at, 14500);
+  Stop(200);
+  // Lease times in the log on a clock older than the record's: the horizon.
+  LeasePolicy::ReplayFacts facts;
+  facts.unanchored_times = 1;
+  LeasePolicy& r = Run(100, true, "boot-c", facts);
+  EXPECT_GT(r.remaining_ms(100), 3'000'000);
+}
+
+TEST(StateRecordTest, AVersion2RecordIsStillRead) {
+  StateRecord r;
+  r.clock_id = "boot-a";
+  r.horizon = 5000;
+  r.appendonly = true;
+  r.log_id = "log-1";
+  std::string v3 = r.Serialize();
+  // The same record as version 2 wrote it: no at-risk, no log-errors.
+  std::string body = v3.substr(0, v3.find("checksum "));
+  body.replace(body.find("latch-state 3"), 13, "latch-state 2");
+  body.erase(body.find("at-risk "),
+             body.find('\n', body.find("at-risk ")) - body.find("at-risk ") + 1);
+  body.erase(body.find("log-errors "),
+             body.find('\n', body.find("log-errors ")) - body.find("log-errors ") + 1);
+  char sum[17];
+  std::snprintf(sum, sizeof(sum), "%016llx",
+                static_cast<unsigned long long>(XXH64(body.data(), body.size(), 0)));
+  auto v2 = StateRecord::Parse(body + "checksum " + sum + "\n");
+  ASSERT_TRUE(v2.has_value()) << body;
+  EXPECT_EQ(v2->at_risk, std::optional<int64_t>(5000));  // the horizon stands for it
+  EXPECT_TRUE(v2->log_errors);                           // not fsync-always: assumed
+  auto back = StateRecord::Parse(v3);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->at_risk, std::nullopt);
+  EXPECT_FALSE(back->log_errors);
+}
+
+TEST(AtRiskTest, TheRecordedBoundIsTheLeastOfWhatMayLand) {
+  RecordedBound b;
+  b.Wrote(50'000, true);
+  EXPECT_EQ(b.Bound(), 50'000);
+  // A lowering queued: grants are admitted under it at once.
+  uint64_t low = b.Queue(20'000);
+  EXPECT_EQ(b.Bound(), 20'000);
+  // A raise queued after it counts only once it landed.
+  uint64_t high = b.Queue(90'000);
+  EXPECT_EQ(b.Bound(), 20'000);
+  b.Done(low, true);
+  EXPECT_EQ(b.Bound(), 20'000);
+  b.Done(high, false);  // failed: the disk keeps the lowering
+  EXPECT_EQ(b.Bound(), 20'000);
+  uint64_t again = b.Queue(90'000);
+  b.Done(again, true);
+  EXPECT_EQ(b.Bound(), 90'000);
+  UncoveredGrants u;
+  u.Add(100);
+  u.Appended(10);
+  u.Add(300);
+  u.Appended(20);
+  EXPECT_EQ(u.Max(), 300);
+  u.Synced(15);
+  EXPECT_EQ(u.Max(), 300);
+  u.Add(200);
+  u.Synced(20);
+  EXPECT_EQ(u.Max(), 200);  // still open: its record follows
+  u.Appended(30);
+  u.Synced(30);
+  EXPECT_EQ(u.Max(), INT64_MIN);
 }
 
 }  // namespace

@@ -278,6 +278,49 @@ TEST(StoreTest, ForeignTimesAreClampedToTheBound) {
   EXPECT_EQ(clock.foreign_times, 1u);
 }
 
+TEST(StoreTest, TimesOnThePreviousRecordsClockAssumeNoTimePassed) {
+  TestServer ts;
+  aof::Batch log;
+  ts.server().store().set_log(&log);
+  ts.Run({"SET", "lock", "A", "PX", "60000"});
+  ts.server().store().set_log(nullptr);
+  const int64_t deadline = ts.server().store().Find("lock", ts.server().Now())->deadline;
+  // After a reboot whose wall clock runs an hour ahead: the wall clock says
+  // the lease is long over. It was written on the clock the previous state
+  // record names, 20 s before that record: it ends no sooner than 40 s from
+  // now (nothing is assumed to have passed since the record).
+  TimeSnapshot rebooted{500, ts.clock().WallMs() + 3'600'000};
+  const int64_t record_at = deadline - 40'000;  // the record's written-at, on the old clock
+  aof::Reader reader(log.bytes());
+  ReplayClock clock;
+  clock.clock_id = "another-boot";
+  clock.now = rebooted;
+  clock.anchor_clock_id = ts.clock().Id();
+  clock.anchor_written_at = record_at;
+  clock.foreign_bound = rebooted.mono + 70'000;
+  Store other("another-boot");
+  while (reader.Next() == aof::Reader::Status::kUnit) {
+    for (const aof::Record& r : reader.records()) other.Replay(r, clock);
+  }
+  const Keyspace::Entry* e = other.Find("lock", rebooted);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->deadline, rebooted.mono + 40'000);
+  EXPECT_EQ(clock.foreign_times, 1u);
+  EXPECT_EQ(clock.unanchored, 0u);
+  // A time on a third clock is not anchored: the wall clock decides, and
+  // the lease policy waits for the whole horizon.
+  ReplayClock third = clock;
+  third.anchor_clock_id = "yet-another-boot";
+  third.foreign_times = 0;
+  Store lost("another-boot");
+  aof::Reader again(log.bytes());
+  while (again.Next() == aof::Reader::Status::kUnit) {
+    for (const aof::Record& r : again.records()) lost.Replay(r, third);
+  }
+  EXPECT_EQ(lost.Find("lock", rebooted), nullptr);
+  EXPECT_EQ(third.unanchored, 1u);
+}
+
 TEST(StoreTest, ARewriteKeepsEveryKeysFencingToken) {
   TestServer ts;
   ts.Run({"SET", "a", "A", "NX", "PX", "60000", "FENCE"});

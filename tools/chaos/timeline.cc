@@ -46,6 +46,35 @@ std::string Counts(const std::map<Key, int64_t>& m, const std::function<std::str
   return s.empty() ? "none" : s;
 }
 
+// How long the restart quarantines refused grants, in all: each restart's
+// quarantine (its remaining time as INFO latch gave it at the restart) up to
+// its end, the node's next stop, or the end of the run, whichever is first;
+// one "until an operator ends it" counts to the end of the run.
+struct QuarantineTotals {
+  int64_t count = 0;
+  double seconds = 0;
+  double longest = 0;
+};
+
+QuarantineTotals SumQuarantines(const RunRecord& run) {
+  QuarantineTotals t;
+  for (const NodeEvent& q : run.events) {
+    if (q.kind != NodeEvent::kQuarantine) continue;
+    Clock::time_point end = std::min(q.end, run.t_end);
+    for (const NodeEvent& d : run.events) {
+      if ((d.kind == NodeEvent::kDown || d.kind == NodeEvent::kDead) && d.node == q.node &&
+          d.start >= q.start && d.start < end) {
+        end = d.start;
+      }
+    }
+    const double s = end > q.start ? Secs(end - q.start) : 0;
+    ++t.count;
+    t.seconds += s;
+    t.longest = std::max(t.longest, s);
+  }
+  return t;
+}
+
 }  // namespace
 
 void PrintReport(const Options& o, const RunRecord& run) {
@@ -89,6 +118,11 @@ void PrintReport(const Options& o, const RunRecord& run) {
   if (const Cluster* c = run.cluster) {
     std::printf("node restarts: %d, restart quarantines: %d, torn log tails cut at load: %d\n",
                 c->restarts(), c->quarantines(), c->torn_tails_cut());
+    const QuarantineTotals qt = SumQuarantines(run);
+    std::printf(
+        "restarts that quarantined: %lld of %d, %.1f s of quarantine in all (longest %.1f s; "
+        "each cut at the node's next stop or the end of the run)\n",
+        static_cast<long long>(qt.count), c->restarts(), qt.seconds, qt.longest);
     if (!o.vary_appendfsync.empty() || !o.vary_quarantine.empty()) {
       std::map<std::string, int64_t> fsync_runs, mode_runs;
       for (const NodeRun& r : run.runs) {

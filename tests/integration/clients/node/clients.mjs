@@ -3,6 +3,8 @@
 //
 //   node clients.mjs ioredis PORT
 //   node clients.mjs node-redis PORT
+//   node clients.mjs ioredis-fence PORT      (SETFENCE, the fenced grant)
+//   node clients.mjs node-redis-fence PORT
 //
 // It asserts nothing itself: tests/integration/test_clients.py checks the
 // values, and the bytes each library sent (through a recording proxy).
@@ -186,9 +188,49 @@ async function runNodeRedis() {
   }
 }
 
-const runners = { ioredis: runIoredis, 'node-redis': runNodeRedis };
+// Fenced grants (SETFENCE, latch's own command): each library passes the
+// reply through untouched — the token, an integer, or null — where a
+// spelling as SET … FENCE may meet a library's idea of what SET returns.
+async function fencedGrants(raw, k) {
+  await step('fence_del', () => raw(['DEL', k]));
+  await step('fence_grant', () => raw(['SETFENCE', k, 'tok-A', 'NX', 'PX', '30000']));
+  await step('fence_held', () => raw(['SETFENCE', k, 'tok-B', 'NX', 'PX', '30000']));
+  await step('fence_renew', () => raw(['SETFENCE', k, 'tok-A', 'IFEQ', 'tok-A', 'PX', '30000']));
+  await step('fence_of_key', () => raw(['FENCE', k]));
+  await step('fence_release', () => raw(['DELIFEQ', k, 'tok-A']));
+  await step('fence_next', () => raw(['SETFENCE', k, 'tok-B', 'NX', 'PX', '30000']));
+  await step('fence_min', () =>
+    raw(['SETFENCE', k, 'tok-B', 'IFEQ', 'tok-B', 'PX', '30000', 'MIN', '1000000']));
+  await step('fence_bad', () => raw(['SETFENCE', k, 'tok-B', 'GET']));
+}
+
+async function runIoredisFence() {
+  const Redis = require('ioredis');
+  const r = new Redis({
+    host, port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null,
+  });
+  await r.connect();
+  await fencedGrants((argv) => r.call(...argv), 'io:fence');
+  await r.quit();
+}
+
+async function runNodeRedisFence() {
+  const { createClient } = require('redis');
+  const c = createClient({ socket: { host, port, reconnectStrategy: false } });
+  c.on('error', () => {});
+  await c.connect();
+  await fencedGrants((argv) => c.sendCommand(argv), 'nr:fence');
+  await c.quit();
+}
+
+const runners = {
+  ioredis: runIoredis,
+  'node-redis': runNodeRedis,
+  'ioredis-fence': runIoredisFence,
+  'node-redis-fence': runNodeRedisFence,
+};
 if (!runners[which] || !Number.isInteger(port)) {
-  console.error('usage: node clients.mjs ioredis|node-redis PORT');
+  console.error('usage: node clients.mjs ioredis|node-redis|ioredis-fence|node-redis-fence PORT');
   process.exit(2);
 }
 try {
