@@ -34,6 +34,12 @@
   X(Multi,     "MULTI",     1, 1, 1)  /* the records up to EXEC: all or none */  \
   X(Exec,      "EXEC",      1, 1, 1)                                             \
   X(Rename,    "RENAME",    3, 3, 1)  /* RENAME key newkey: value and lease */   \
+  /* hashes (server/types/hash.h) */                                             \
+  X(HSet,      "HSET",      4, -1, 2) /* HSET key field value [field value ...] */ \
+  X(HDel,      "HDEL",      3, -1, 1) /* HDEL key field [field ...] */           \
+  /* sets (server/types/set.h) */                                                \
+  X(SAdd,      "SADD",      3, -1, 1) /* SADD key member [member ...] */         \
+  X(SRem,      "SREM",      3, -1, 1) /* SREM key member [member ...] */         \
   /* annotations */                                                              \
   X(Clock,     "#latch-clock", 0, 0, 1) /* the wall/boot relation (record.h) */  \
   X(Fence,     "#latch-fence", 0, 0, 1) /* the next SET's fencing token */

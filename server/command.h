@@ -294,7 +294,11 @@ void RegisterScripting(CommandRegistry& r);
 void RegisterFaults(CommandRegistry& r);  // fault.cc: the test bench
 void RegisterDiagnostics(CommandRegistry& r);
 void RegisterDurability(CommandRegistry& r);
-void RegisterLocks(CommandRegistry& r);  // locks.cc: FENCE, LOCKINFO
+void RegisterLocks(CommandRegistry& r);   // locks.cc: FENCE, LOCKINFO
+void RegisterHashes(CommandRegistry& r);  // hashes.cc: HSET … HSCAN
+void RegisterSets(CommandRegistry& r);    // sets.cc: SADD … SSCAN
+void RegisterSetOps(CommandRegistry& r);  // set_ops.cc: SINTER, SUNION, SDIFF (+STORE)…
+void RegisterSort(CommandRegistry& r);    // sort.cc: SORT, SORT_RO
 }  // namespace commands
 
 }  // namespace latch

@@ -150,6 +150,10 @@ CommandRegistry::CommandRegistry() {
   commands::RegisterDiagnostics(*this);
   commands::RegisterDurability(*this);
   commands::RegisterLocks(*this);
+  commands::RegisterHashes(*this);
+  commands::RegisterSets(*this);
+  commands::RegisterSetOps(*this);
+  commands::RegisterSort(*this);
   Index();
 }
 

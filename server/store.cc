@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "server/types/hash.h"
+#include "server/types/set.h"
+
 namespace latch {
 
 namespace {
@@ -104,6 +107,10 @@ class Store::Applier final : public aof::Handler {
   void Rename(const aof::Record& r) override {
     if (!s_.cur_->Rename(r.args[1], r.args[2])) error = "RENAME of a key that does not exist";
   }
+  void HSet(const aof::Record& r) override { Take(ApplyHSet(*s_.cur_, r, s_.limits_)); }
+  void HDel(const aof::Record& r) override { Take(ApplyHDel(*s_.cur_, r)); }
+  void SAdd(const aof::Record& r) override { Take(ApplySAdd(*s_.cur_, r, s_.limits_)); }
+  void SRem(const aof::Record& r) override { Take(ApplySRem(*s_.cur_, r)); }
 
   // What the last record did (its error: a record this keyspace cannot
   // take, such as an HSET on a key that holds a string).
