@@ -115,6 +115,10 @@ bool FindAs(CommandContext& ctx, std::string_view key, const T** out,
   return true;
 }
 
+// DEBUG OBJECT key (keyspace.cc, next to OBJECT; DEBUG itself is in
+// server.cc).
+void DebugObject(CommandContext& ctx);
+
 // The reply to a HELP subcommand in Redis's words: "<COMMAND> <subcommand>
 // [<arg> [value] [opt] ...]. Subcommands are:", the lines, then HELP.
 template <typename Lines>

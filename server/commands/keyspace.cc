@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -333,6 +334,29 @@ const Keyspace::Entry* ObjectLookup(CommandContext& ctx) {
 }
 
 }  // namespace
+
+// DEBUG OBJECT key (server.cc hands it here): Redis's one line about the
+// value — where it is, its references, its encoding, its size as saved
+// (latch has no RDB: the bytes of its elements and their lengths, an
+// estimate of the same order), its access clock and idle seconds. Tests and
+// tools look for the encoding in it.
+void DebugObject(CommandContext& ctx) {
+  const Keyspace::Entry* e = ctx.store.Find(ctx.argv[2], ctx.now, /*touch=*/false);
+  if (e == nullptr) {
+    ctx.reply.Error("ERR no such key");
+    return;
+  }
+  size_t saved = e->value_len;
+  if (!e->is_string()) saved = e->object()->memory();
+  char line[256];
+  std::snprintf(line, sizeof(line),
+                "Value at:%p refcount:1 encoding:%.*s serializedlength:%zu lru:%u "
+                "lru_seconds_idle:%lld",
+                static_cast<const void*>(e), static_cast<int>(EncodingOf(*e).size()),
+                EncodingOf(*e).data(), saved, static_cast<unsigned>(e->access_clock),
+                static_cast<long long>(Keyspace::IdleMs(*e, ctx.now.mono) / 1000));
+  ctx.reply.Simple(line);
+}
 
 void ObjectEncoding(CommandContext& ctx) {
   if (const Keyspace::Entry* e = ObjectLookup(ctx)) ctx.reply.Bulk(EncodingOf(*e));

@@ -69,7 +69,7 @@ std::optional<std::string_view> HashValue::Get(std::string_view field) const {
 
 std::pair<std::string_view, std::string_view> HashValue::Random(std::mt19937_64& rng) const {
   if (dict_) {
-    const Dict::Node* n = dict_->Random(rng);
+    const Dict::Node* n = dict_->FairRandom(rng);
     return {n->key(), n->value()};
   }
   const size_t pos = list_.Seek(static_cast<int64_t>(2 * (rng() % size())));

@@ -68,7 +68,7 @@ class HashValue final : public Object {
       pos = list_.Next(value);
     }
   }
-  // A random pair (size() > 0): uniform while packed; dictGetRandomKey's
+  // A random pair (size() > 0): uniform while packed; dictGetFairRandomKey's
   // fairness once a hashtable, as Redis.
   std::pair<std::string_view, std::string_view> Random(std::mt19937_64& rng) const;
   // One step of HSCAN over the hashtable (packed: not called, the whole

@@ -93,7 +93,7 @@ bool SetValue::Contains(std::string_view member) const {
 }
 
 std::string SetValue::Random(std::mt19937_64& rng) const {
-  if (dict_) return std::string(dict_->Random(rng)->key());
+  if (dict_) return std::string(dict_->FairRandom(rng)->key());
   char buf[24];
   return std::string(Format(ints_.Random(rng), buf));
 }

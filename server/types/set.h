@@ -76,7 +76,7 @@ class SetValue final : public Object {
     for (size_t i = 0; i < ints_.size(); ++i) f(Format(ints_.At(i), buf));
   }
   // A random member (size() > 0): uniform while an intset;
-  // dictGetRandomKey's fairness once a hashtable, as Redis.
+  // dictGetFairRandomKey's fairness once a hashtable, as Redis.
   std::string Random(std::mt19937_64& rng) const;
   // One step of SSCAN over the hashtable (an intset is one step: not
   // called): f(member) per member of the cursor's bucket.
