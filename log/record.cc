@@ -304,6 +304,16 @@ std::string Decode(std::span<const std::string_view> args, Record* out) {
         return {};
       }
       return "FUNCTION record with unexpected arguments";
+    case Op::kHSet:
+      if (!shaped) return "HSET record without field value pairs";
+      return {};
+    case Op::kHDel:
+      if (!shaped) return "HDEL record without a field";
+      return {};
+    case Op::kSAdd:
+    case Op::kSRem:
+      if (!shaped) return std::string(kind.word) + " record without a member";
+      return {};
     case Op::kClock:
     case Op::kFence:
       break;  // annotations are lines, not commands (KindOf never names them)

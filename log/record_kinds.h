@@ -39,6 +39,12 @@
   X(FunctionLoad,   "FUNCTION", 3, 4, 1) /* FUNCTION LOAD [REPLACE] code */      \
   X(FunctionDelete, "FUNCTION", 3, 3, 1) /* FUNCTION DELETE name */              \
   X(FunctionFlush,  "FUNCTION", 2, 3, 1) /* FUNCTION FLUSH [ASYNC|SYNC] */       \
+  /* hashes (server/types/hash.h) */                                             \
+  X(HSet,      "HSET",      4, -1, 2) /* HSET key field value [field value ...] */ \
+  X(HDel,      "HDEL",      3, -1, 1) /* HDEL key field [field ...] */           \
+  /* sets (server/types/set.h) */                                                \
+  X(SAdd,      "SADD",      3, -1, 1) /* SADD key member [member ...] */         \
+  X(SRem,      "SREM",      3, -1, 1) /* SREM key member [member ...] */         \
   /* annotations */                                                              \
   X(Clock,     "#latch-clock", 0, 0, 1) /* the wall/boot relation (record.h) */  \
   X(Fence,     "#latch-fence", 0, 0, 1) /* the next SET's fencing token */

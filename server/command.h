@@ -320,6 +320,11 @@ void RegisterDiagnostics(CommandRegistry& r);
 void RegisterDurability(CommandRegistry& r);
 void RegisterLocks(CommandRegistry& r);  // locks.cc: FENCE, LOCKINFO
 void RegisterPubSub(CommandRegistry& r);
+void RegisterLocks(CommandRegistry& r);   // locks.cc: FENCE, LOCKINFO
+void RegisterHashes(CommandRegistry& r);  // hashes.cc: HSET … HSCAN
+void RegisterSets(CommandRegistry& r);    // sets.cc: SADD … SSCAN
+void RegisterSetOps(CommandRegistry& r);  // set_ops.cc: SINTER, SUNION, SDIFF (+STORE)…
+void RegisterSort(CommandRegistry& r);    // sort.cc: SORT, SORT_RO
 }  // namespace commands
 
 }  // namespace latch

@@ -151,6 +151,10 @@ CommandRegistry::CommandRegistry() {
   commands::RegisterDurability(*this);
   commands::RegisterLocks(*this);
   commands::RegisterPubSub(*this);
+  commands::RegisterHashes(*this);
+  commands::RegisterSets(*this);
+  commands::RegisterSetOps(*this);
+  commands::RegisterSort(*this);
   Index();
 }
 

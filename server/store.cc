@@ -2,6 +2,10 @@
 
 #include <algorithm>
 
+#include "log/reader.h"
+#include "server/types/hash.h"
+#include "server/types/set.h"
+
 namespace latch {
 
 namespace {
@@ -113,6 +117,10 @@ class Store::Applier final : public aof::Handler {
   void Library(const aof::Record& r) {
     if (s_.library_replayer_) error = s_.library_replayer_(r);
   }
+  void HSet(const aof::Record& r) override { Take(ApplyHSet(*s_.cur_, r, s_.limits_)); }
+  void HDel(const aof::Record& r) override { Take(ApplyHDel(*s_.cur_, r)); }
+  void SAdd(const aof::Record& r) override { Take(ApplySAdd(*s_.cur_, r, s_.limits_)); }
+  void SRem(const aof::Record& r) override { Take(ApplySRem(*s_.cur_, r)); }
 
   // What the last record did (its error: a record this keyspace cannot
   // take, such as an HSET on a key that holds a string).
@@ -545,6 +553,31 @@ size_t Store::FinishReplay(ReplayClock& clock) {
   clock.expired += n;
   Select(0);  // a new session starts in database 0; the log's next record says SELECT
   return n;
+}
+
+std::string Store::Reload(const TimeSnapshot& now) {
+  aof::Batch snapshot;
+  WriteSnapshot(
+      snapshot, [] { return true; }, now);
+  aof::Batch* log = log_;
+  log_ = nullptr;
+  const int selected = selected_;
+  if (on_flush_) on_flush_(-1);
+  for (auto& ks : dbs_) ks->Clear();
+  ReplayClock clock;
+  clock.clock_id = clock_id_;
+  clock.now = now;
+  std::string error;
+  aof::Reader reader(snapshot.bytes());
+  while (error.empty() && reader.Next() == aof::Reader::Status::kUnit) {
+    for (const aof::Record& r : reader.records()) {
+      if (std::string why = Replay(r, clock); !why.empty() && error.empty()) error = why;
+    }
+  }
+  FinishReplay(clock);
+  Select(selected);
+  set_log(log);  // the next record states its SELECT and clock again
+  return error;
 }
 
 void Store::WriteEntry(const Keyspace::Entry& e, aof::Batch& out, const TimeSnapshot& now) {

@@ -308,6 +308,15 @@ class Store {
   void set_encoding_limits(const EncodingLimits& limits) { limits_ = limits; }
   const EncodingLimits& encoding_limits() const { return limits_; }
 
+  // DEBUG RELOAD (Redis saves its dataset and loads it back): every
+  // database is written as a rewrite writes it (WriteSnapshot) and replayed
+  // into this Store, so values come back in the encodings their records
+  // give, as after a rewrite and a restart. The log is not written (the
+  // data is the same); WATCH sees every key change, as Redis's reload
+  // empties the databases first. The selected database stays selected.
+  // Returns the replay's error, if any (none for a snapshot of this Store).
+  std::string Reload(const TimeSnapshot& now);
+
   // ---- expiry and housekeeping (every database)
   size_t ActiveExpireCycle(int64_t now, int64_t budget_us);
   bool RehashStep(int buckets);

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cctype>
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <iterator>
 #include <optional>
 #include <string>
@@ -31,6 +33,26 @@ inline constexpr std::string_view kSyntaxError = "ERR syntax error";
 inline constexpr std::string_view kNotInteger = "ERR value is not an integer or out of range";
 inline constexpr std::string_view kWrongType =
     "WRONGTYPE Operation against a key holding the wrong kind of value";
+
+// Redis's ld2string(…, LD_STR_HUMAN): 17 decimals of a long double, without
+// the trailing zeros (nor the point), and "0" for a negative zero. Long
+// doubles are what INCRBYFLOAT and HINCRBYFLOAT add in, so the digits match
+// Redis's.
+inline std::string HumanLongDouble(long double v) {
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  // Large enough for any finite long double ("%.17Lf" of 1e4932 is about
+  // 4950 characters); Redis's buffer is the same 5 KiB.
+  char buf[5 * 1024];
+  int len = std::snprintf(buf, sizeof(buf), "%.17Lf", v);
+  if (len <= 0 || static_cast<size_t>(len) >= sizeof(buf)) return "";
+  std::string s(buf, static_cast<size_t>(len));
+  if (s.find('.') != std::string::npos) {
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+  }
+  if (s == "-0") s = "0";
+  return s;
+}
 
 // Parses an integer argument, replying Redis's error when it is not one.
 inline std::optional<int64_t> IntArgOrReply(CommandContext& ctx, std::string_view arg) {
@@ -95,6 +117,10 @@ bool FindAs(CommandContext& ctx, std::string_view key, const T** out,
   *out = e != nullptr ? static_cast<const T*>(e->object()) : nullptr;
   return true;
 }
+
+// DEBUG OBJECT key (keyspace.cc, next to OBJECT; DEBUG itself is in
+// server.cc).
+void DebugObject(CommandContext& ctx);
 
 // The reply to a HELP subcommand in Redis's words: "<COMMAND> <subcommand>
 // [<arg> [value] [opt] ...]. Subcommands are:", the lines, then HELP.

@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -15,6 +16,7 @@
 #include "common/glob.h"
 #include "server/commands/common.h"
 #include "server/pubsub.h"
+#include "server/commands/scan.h"
 
 namespace latch::commands {
 
@@ -226,19 +228,6 @@ bool Expired(const Keyspace::Entry& e, const TimeSnapshot& now) {
   return e.has_deadline() && now.mono > e.deadline;
 }
 
-// SCAN's cursor, parsed as Redis parses it (strtoul of the C string):
-// optional sign, decimal digits, no leading space, nothing after; "-1" wraps
-// to the largest cursor, and the empty string is 0.
-std::optional<uint64_t> ParseCursor(std::string_view arg) {
-  std::string s(UpToNul(arg));
-  if (!s.empty() && std::isspace(static_cast<unsigned char>(s[0]))) return std::nullopt;
-  errno = 0;
-  char* end = nullptr;
-  unsigned long long v = std::strtoull(s.c_str(), &end, 10);
-  if (*end != '\0' || errno == ERANGE) return std::nullopt;
-  return static_cast<uint64_t>(v);
-}
-
 }  // namespace
 
 void KeysCommand(CommandContext& ctx) {
@@ -257,60 +246,34 @@ void KeysCommand(CommandContext& ctx) {
 
 void Scan(CommandContext& ctx) {
   // SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]
-  auto cursor = ParseCursor(ctx.argv[1]);
-  if (!cursor) {
-    ctx.reply.Error("ERR invalid cursor");
-    return;
-  }
-  int64_t count = 10;
-  std::string_view pattern, type;
-  bool use_pattern = false, use_type = false;
-  for (size_t j = 2; j < ctx.argv.size(); j += 2) {
-    std::string_view opt = ctx.argv[j];
-    const bool has_value = j + 1 < ctx.argv.size();
-    if (IsWord(opt, "COUNT") && has_value) {
-      auto n = IntArgOrReply(ctx, ctx.argv[j + 1]);
-      if (!n) return;
-      if (*n < 1) {
-        ctx.reply.Error(kSyntaxError);
-        return;
-      }
-      count = *n;
-    } else if (IsWord(opt, "MATCH") && has_value) {
-      pattern = ctx.argv[j + 1];
-      use_pattern = pattern != "*";
-    } else if (IsWord(opt, "TYPE") && has_value) {
-      type = UpToNul(ctx.argv[j + 1]);  // compared as a C string, as Redis
-      use_type = true;
-    } else {
-      ctx.reply.Error(kSyntaxError);
-      return;
-    }
-  }
+  auto cursor = ScanCursorOrReply(ctx, ctx.argv[1]);
+  if (!cursor) return;
+  auto opts = ParseScanOptions(ctx, 2, /*allow_type=*/true);
+  if (!opts) return;
   // Walk buckets until `count` keys are collected, the walk is over, or ten
   // times `count` buckets were visited (a sparse table must not make one
   // call long). The keys are copied: the filtering below may expire some.
   std::vector<std::string> keys;
-  int64_t budget = count > INT64_MAX / 10 ? INT64_MAX : count * 10;
+  int64_t budget = opts->max_steps();
   do {
     *cursor =
         ctx.store.Scan(*cursor, [&](const Keyspace::Entry& e) { keys.emplace_back(e.key()); });
-  } while (*cursor != 0 && budget-- > 0 && static_cast<int64_t>(keys.size()) < count);
+  } while (*cursor != 0 && budget-- > 0 && static_cast<int64_t>(keys.size()) < opts->count);
   std::vector<std::string> out;
   out.reserve(keys.size());
   for (std::string& k : keys) {
-    if (use_pattern && !GlobMatch(pattern, k)) continue;
+    if (!opts->Matches(k)) continue;
     // Looking the key up expires it if its lease is over; it is not an
     // access (OBJECT IDLETIME).
     const Keyspace::Entry* e = ctx.store.Find(k, ctx.now, /*touch=*/false);
-    if (use_type && !EqualsIgnoreCase(type, e != nullptr ? TypeName(e->type()) : "none")) continue;
+    if (opts->use_type &&
+        !EqualsIgnoreCase(opts->type, e != nullptr ? TypeName(e->type()) : "none")) {
+      continue;
+    }
     if (e == nullptr) continue;
     out.push_back(std::move(k));
   }
-  ctx.reply.Array(2);
-  ctx.reply.Bulk(std::to_string(*cursor));
-  ctx.reply.Array(out.size());
-  for (const std::string& k : out) ctx.reply.Bulk(k);
+  ReplyScan(ctx, *cursor, out);
 }
 
 void Type(CommandContext& ctx) {
@@ -377,6 +340,29 @@ const Keyspace::Entry* ObjectLookup(CommandContext& ctx) {
 }
 
 }  // namespace
+
+// DEBUG OBJECT key (server.cc hands it here): Redis's one line about the
+// value — where it is, its references, its encoding, its size as saved
+// (latch has no RDB: the bytes of its elements and their lengths, an
+// estimate of the same order), its access clock and idle seconds. Tests and
+// tools look for the encoding in it.
+void DebugObject(CommandContext& ctx) {
+  const Keyspace::Entry* e = ctx.store.Find(ctx.argv[2], ctx.now, /*touch=*/false);
+  if (e == nullptr) {
+    ctx.reply.Error("ERR no such key");
+    return;
+  }
+  size_t saved = e->value_len;
+  if (!e->is_string()) saved = e->object()->memory();
+  char line[256];
+  std::snprintf(line, sizeof(line),
+                "Value at:%p refcount:1 encoding:%.*s serializedlength:%zu lru:%u "
+                "lru_seconds_idle:%lld",
+                static_cast<const void*>(e), static_cast<int>(EncodingOf(*e).size()),
+                EncodingOf(*e).data(), saved, static_cast<unsigned>(e->access_clock),
+                static_cast<long long>(Keyspace::IdleMs(*e, ctx.now.mono) / 1000));
+  ctx.reply.Simple(line);
+}
 
 void ObjectEncoding(CommandContext& ctx) {
   if (const Keyspace::Entry* e = ObjectLookup(ctx)) ctx.reply.Bulk(EncodingOf(*e));

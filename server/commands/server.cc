@@ -199,9 +199,28 @@ void Debug(CommandContext& ctx) {
     ctx.reply.Ok();
     return;
   }
+  if (IsWord(sub, "OBJECT") && ctx.argv.size() == 3) {
+    DebugObject(ctx);
+    return;
+  }
+  if (IsWord(sub, "RELOAD") && ctx.argv.size() == 2) {
+    // Redis saves its RDB and loads it back; latch writes its dataset as a
+    // rewrite does and replays that (Store::Reload).
+    std::string error = ctx.store.Reload(ctx.now);
+    if (!error.empty()) {
+      ctx.reply.Error("ERR Error trying to load the RDB dump: " + error);
+      return;
+    }
+    ctx.reply.Ok();
+    return;
+  }
   if (IsWord(sub, "HELP")) {
     static const char* kLines[] = {
         "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "OBJECT <key>",
+        "    Show low level info about the `key` and associated value.",
+        "RELOAD",
+        "    Write the dataset as a log rewrite does and load it back.",
         "POWERLOSS",
         "    Simulate a machine crash: cut the log to what was fsynced and exit at once.",
         "SLEEP <seconds>",

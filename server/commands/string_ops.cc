@@ -56,25 +56,6 @@ void IncrBy(CommandContext& ctx, int64_t delta) {
   ctx.reply.Int(value);
 }
 
-// Redis's ld2string(…, LD_STR_HUMAN): 17 decimals of a long double, without
-// the trailing zeros (nor the point), and "0" for a negative zero. Long
-// doubles are what INCRBYFLOAT adds in, so the digits match Redis's.
-std::string HumanLongDouble(long double v) {
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  // Large enough for any finite long double ("%.17Lf" of 1e4932 is about
-  // 4950 characters); Redis's buffer is the same 5 KiB.
-  char buf[5 * 1024];
-  int len = std::snprintf(buf, sizeof(buf), "%.17Lf", v);
-  if (len <= 0 || static_cast<size_t>(len) >= sizeof(buf)) return "";
-  std::string s(buf, static_cast<size_t>(len));
-  if (s.find('.') != std::string::npos) {
-    while (s.back() == '0') s.pop_back();
-    if (s.back() == '.') s.pop_back();
-  }
-  if (s == "-0") s = "0";
-  return s;
-}
-
 // APPEND and SETRANGE refuse a value longer than proto-max-bulk-len (or
 // than the 4 GiB a value's 32-bit length allows).
 bool CheckLength(CommandContext& ctx, uint64_t size, uint64_t append) {

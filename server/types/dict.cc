@@ -3,6 +3,7 @@
 #include <malloc.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -156,6 +157,51 @@ const Dict::Node* Dict::Random(std::mt19937_64& rng) const {
   size_t pick = rng() % length;
   while (pick-- > 0) head = head->next;
   return head;
+}
+
+const Dict::Node* Dict::FairRandom(std::mt19937_64& rng) const {
+  // dictGetSomeKeys: walk buckets from a random index of the larger table,
+  // collecting every entry of each (both tables while rehashing, skipping
+  // the old table's buckets already moved), jumping elsewhere after a run
+  // of empty buckets; then pick one of the entries collected.
+  constexpr size_t kWanted = 15;  // GETFAIR_NUM_ENTRIES
+  if (size_ == 0) return nullptr;
+  const size_t want = std::min(size_, kWanted);
+  const Node* found[kWanted];
+  size_t stored = 0;
+  size_t steps = want * 10;
+  const int tables = rehashing() ? 2 : 1;
+  size_t mask = tables_[0].mask();
+  if (tables == 2) mask = std::max(mask, tables_[1].mask());
+  size_t i = rng() & mask;
+  size_t empty_run = 0;
+  while (stored < want && steps-- > 0) {
+    for (int t = 0; t < tables && stored < want; ++t) {
+      const Table& table = tables_[t];
+      if (tables == 2 && t == 0 && i < rehash_index_) {
+        // Moved already: nothing below rehash_index_ in the old table.
+        if (i >= tables_[1].buckets.size()) {
+          i = rehash_index_;
+        } else {
+          continue;
+        }
+      }
+      if (i >= table.buckets.size()) continue;
+      const Node* n = table.buckets[i];
+      if (n == nullptr) {
+        if (++empty_run >= 5 && empty_run > want) {
+          i = rng() & mask;
+          empty_run = 0;
+        }
+        continue;
+      }
+      empty_run = 0;
+      for (; n != nullptr && stored < want; n = n->next) found[stored++] = n;
+    }
+    i = (i + 1) & mask;
+  }
+  if (stored == 0) return Random(rng);
+  return found[rng() % stored];
 }
 
 size_t Dict::memory() const {

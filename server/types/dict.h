@@ -12,8 +12,8 @@
 //    once however the table grows or shrinks in between (HSCAN, SSCAN, ZSCAN
 //    promise exactly that).
 //  - Random() is dictGetRandomKey: a random non-empty bucket, then a random
-//    entry of its chain (as fair as Redis's, which HRANDFIELD, SRANDMEMBER,
-//    SPOP and ZRANDMEMBER rely on).
+//    entry of its chain; FairRandom() is dictGetFairRandomKey, which
+//    HRANDFIELD, SRANDMEMBER and SPOP use in Redis (as fair as Redis's).
 //  - Pointers to nodes stay valid until the node is erased or its value is
 //    replaced by one of another length (the node is then reallocated).
 //
@@ -65,6 +65,11 @@ class Dict {
 
   // A random entry (nullptr when empty).
   const Node* Random(std::mt19937_64& rng) const;
+  // A fairer random entry (dictGetFairRandomKey): up to 15 entries from
+  // consecutive buckets after a random one, then one of them uniformly, so
+  // an entry in a long chain is not picked less often than one alone in
+  // its bucket. What HRANDFIELD, SRANDMEMBER and SPOP use, as in Redis.
+  const Node* FairRandom(std::mt19937_64& rng) const;
 
   // One step of a scan: calls f(const Node&) for the entries of the bucket
   // the cursor names (and, while rehashing, of the larger table's buckets

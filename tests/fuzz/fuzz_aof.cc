@@ -33,6 +33,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -47,6 +48,8 @@
 #include "server/config.h"
 #include "server/replay.h"
 #include "server/store.h"
+#include "server/types/hash.h"
+#include "server/types/set.h"
 
 namespace {
 
@@ -92,7 +95,10 @@ constexpr int kDatabases = 16;
 
 // One key of the model.
 struct ModelEntry {
-  std::string value;
+  latch::ValueType type = latch::ValueType::kString;
+  std::string value;                        // a string
+  std::map<std::string, std::string> hash;  // a hash: field → value
+  std::set<std::string> set;                // a set's members
   int64_t deadline = latch::kNoDeadline;
   uint64_t token = 0;  // fencing token (0: none)
 };
@@ -158,7 +164,11 @@ class ModelApplier final : public latch::aof::Handler {
     // extend them): Expire() below.
     int64_t deadline = latch::kNoDeadline;
     if (r.unix_ms != 0) deadline = NonZero(ModelDeadline(m_, r.unix_ms, now_));
-    m_.keys()[std::string(r.key)] = {std::string(r.value), deadline, m_.pending_token};
+    ModelEntry e;
+    e.value = std::string(r.value);
+    e.deadline = deadline;
+    e.token = m_.pending_token;
+    m_.keys()[std::string(r.key)] = std::move(e);
     m_.pending_token = 0;
   }
   void Del(const Record& r) override {
@@ -199,8 +209,47 @@ class ModelApplier final : public latch::aof::Handler {
   void FunctionLoad(const Record&) override {}
   void FunctionDelete(const Record&) override {}
   void FunctionFlush(const Record&) override {}
+  // A collection record on a key of another type changes nothing (the
+  // replay skips it, as Redis's loader skips a command that fails); one
+  // that empties its collection removes the key.
+  void HSet(const Record& r) override {
+    ModelEntry* e = Collection(r.key, latch::ValueType::kHash, true);
+    if (e == nullptr) return;
+    for (size_t i = 2; i + 1 < r.args.size(); i += 2) {
+      e->hash[std::string(r.args[i])] = std::string(r.args[i + 1]);
+    }
+  }
+  void HDel(const Record& r) override {
+    ModelEntry* e = Collection(r.key, latch::ValueType::kHash, false);
+    if (e == nullptr) return;
+    for (size_t i = 2; i < r.args.size(); ++i) e->hash.erase(std::string(r.args[i]));
+    if (e->hash.empty()) m_.keys().erase(std::string(r.key));
+  }
+  void SAdd(const Record& r) override {
+    ModelEntry* e = Collection(r.key, latch::ValueType::kSet, true);
+    if (e == nullptr) return;
+    for (size_t i = 2; i < r.args.size(); ++i) e->set.emplace(r.args[i]);
+  }
+  void SRem(const Record& r) override {
+    ModelEntry* e = Collection(r.key, latch::ValueType::kSet, false);
+    if (e == nullptr) return;
+    for (size_t i = 2; i < r.args.size(); ++i) e->set.erase(std::string(r.args[i]));
+    if (e->set.empty()) m_.keys().erase(std::string(r.key));
+  }
 
  private:
+  // The key's entry if it holds `type` (created when absent and `create`).
+  ModelEntry* Collection(std::string_view key, latch::ValueType type, bool create) {
+    auto it = m_.keys().find(key);
+    if (it == m_.keys().end()) {
+      if (!create) return nullptr;
+      ModelEntry e;
+      e.type = type;
+      return &(m_.keys()[std::string(key)] = std::move(e));
+    }
+    return it->second.type == type ? &it->second : nullptr;
+  }
+
   Model& m_;
   latch::TimeSnapshot now_;
 };
@@ -495,7 +544,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const auto& [key, entry] : model.dbs[db]) {
       const latch::Keyspace::Entry* e = store.Find(key, now);
       Check(e != nullptr, "a key of the model is missing", key);
-      Check(e->value() == entry.value, "value differs from the model", key);
+      Check(e->type() == entry.type, "type differs from the model", key);
+      if (entry.type == latch::ValueType::kString) {
+        Check(e->value() == entry.value, "value differs from the model", key);
+      } else if (entry.type == latch::ValueType::kHash) {
+        const auto* h = static_cast<const latch::HashValue*>(e->object());
+        Check(h->size() == entry.hash.size(), "hash size differs from the model", key);
+        for (const auto& [field, value] : entry.hash) {
+          auto v = h->Get(field);
+          Check(v.has_value() && *v == value, "hash field differs from the model", key);
+        }
+      } else {
+        const auto* set = static_cast<const latch::SetValue*>(e->object());
+        Check(set->size() == entry.set.size(), "set size differs from the model", key);
+        for (const std::string& m : entry.set) {
+          Check(set->Contains(m), "set member missing from the model", key);
+        }
+      }
       Check(e->deadline == entry.deadline, "deadline differs from the model", key);
       Check(e->token() == entry.token, "fencing token differs from the model", key);
     }

@@ -22,16 +22,60 @@ class Raw(object):
         return "Raw(%r)" % (self.data[:80],)
 
 
+class Unordered(object):
+    """A step whose reply lists elements in an order that depends on hashing
+    (a hashtable's order is latch's own, not redis-server's): the two replies
+    must have the same shape (RESP type bytes of every aggregate) and the
+    same elements, compared sorted. With pairs=True a flat list is read as
+    (field, value) pairs and the pairs are sorted (HGETALL in RESP2,
+    HRANDFIELD … WITHVALUES)."""
+
+    def __init__(self, *args, **kw):
+        self.args = args
+        self.pairs = kw.get("pairs", False)
+
+    def __repr__(self):
+        return "Unordered%r" % (self.args,)
+
+    def canon(self, raw):
+        value, end = lt.parse_reply(raw)
+        assert end == len(raw), raw
+        return (_shape(raw), _sorted(value, self.pairs))
+
+
+def _shape(raw):
+    """The type byte of the reply and, for an aggregate, of its elements'
+    aggregates: what must match exactly even when the order may not."""
+    return bytes(raw[:1])
+
+
+def _sorted(value, pairs):
+    if isinstance(value, lt.OrderedMap):
+        return sorted((repr(k), repr(_sorted(v, False))) for k, v in value.pairs)
+    if isinstance(value, list):
+        items = [_sorted(v, False) for v in value]
+        if pairs and all(not isinstance(v, list) for v in items):
+            items = [tuple(items[i:i + 2]) for i in range(0, len(items), 2)]
+        return sorted(items, key=repr)
+    return value
+
+
 def run_script(pair, steps):
     """Sends every step to both servers; returns the list of mismatches."""
     mismatches = []
     for i, step in enumerate(steps):
         if isinstance(step, Raw):
             data, n = step.data, step.replies
+        elif isinstance(step, Unordered):
+            data, n = encode(*step.args), 1
         else:
             data, n = encode(*step), 1
         got, want = pair.send_raw(data, n)
-        if got != want:
+        if isinstance(step, Unordered):
+            if step.canon(got) != step.canon(want):
+                mismatches.append("step %d %r (unordered):\n    latch: %r\n    redis: %r" %
+                                  (i, step, got, want))
+        elif got != want:
             mismatches.append("step %d %r:\n    latch: %r\n    redis: %r" % (i, step, got, want))
     return mismatches
 

@@ -7,7 +7,7 @@ The collection types' own families extend the scripts here with their values
 
 import pytest
 
-from differential import PROTOS, check_script, switch_proto
+from differential import PROTOS, Unordered, check_script, switch_proto
 
 SCRIPTS = {
     "rename": [
@@ -99,6 +99,53 @@ SCRIPTS = {
         ("DEL", "s", "long"),
         ("SCAN", "0", "TYPE", "string", "COUNT", "100"),
         ("SCAN", "0", "TYPE", "hash"),
+    ],
+    # The collection types (issue 24): renamed, copied and moved with their
+    # leases; TYPE, OBJECT ENCODING and SCAN TYPE name them.
+    "hashes": [
+        ("HSET", "h", "f", "v", "g", "w"),
+        ("EXPIRE", "h", "1000"),
+        ("RENAME", "h", "h2"),
+        ("HGETALL", "h2"),
+        ("TTL", "h2"),
+        ("COPY", "h2", "h3"),
+        ("HGETALL", "h3"),
+        ("TTL", "h3"),
+        ("HSET", "h3", "x", "y"),
+        ("HLEN", "h2"),
+        ("MOVE", "h3", "4"),
+        ("SELECT", "4"),
+        ("HGETALL", "h3"),
+        ("TYPE", "h3"),
+        ("SELECT", "0"),
+        ("SCAN", "0", "TYPE", "hash"),
+        ("DEL", "h2"),
+        ("EXISTS", "h2"),
+        ("HSET", "big", "f", "x" * 70),
+        ("COPY", "big", "big2"),
+        ("OBJECT", "ENCODING", "big2"),
+        ("HGET", "big2", "f"),
+    ],
+    "sets": [
+        ("SADD", "s", "1", "2", "a"),
+        ("PEXPIRE", "s", "100000"),
+        ("RENAME", "s", "s2"),
+        ("SCARD", "s2"),
+        ("COPY", "s2", "s3"),
+        ("SCARD", "s3"),
+        ("SREM", "s3", "1"),
+        ("SCARD", "s2"),
+        ("MOVE", "s3", "2"),
+        ("SELECT", "2"),
+        ("TYPE", "s3"),
+        ("SISMEMBER", "s3", "a"),
+        ("SELECT", "0"),
+        ("SADD", "i", "1", "2"),
+        ("COPY", "i", "i2"),
+        ("OBJECT", "ENCODING", "i2"),
+        ("SMEMBERS", "i2"),
+        # Several keys: the keyspace's order is latch's own.
+        Unordered("SCAN", "0", "TYPE", "set", "COUNT", "100"),
     ],
 }
 

@@ -22,6 +22,7 @@ Usage: run.py [--build DIR] [--redis] [--verbose] unit/type/hash [unit/...]
 
 import argparse
 import os
+import random
 import re
 import shutil
 import signal
@@ -101,8 +102,11 @@ def run_unit(args, suite, unit):
         skipfile = os.path.join(tmp, "skip.txt")
         with open(skipfile, "w", encoding="utf-8") as f:
             f.write("\n".join(names))
+        # The test server's own port is searched for below --baseport: a
+        # base of our own, so that runs side by side do not race for 21079.
         cmd = ["./runtest", "--host", "127.0.0.1", "--port", str(port), "--singledb",
-               "--single", unit, "--clients", "1", "--timeout", "600"]
+               "--single", unit, "--clients", "1", "--timeout", "600",
+               "--baseport", str(random.randrange(22000, 60000, 64))]
         if names:
             cmd += ["--skipfile", skipfile]
         if args.verbose:

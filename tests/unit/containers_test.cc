@@ -166,5 +166,35 @@ TEST(DictTest, RandomReachesEveryKey) {
   EXPECT_EQ(empty.Random(rng), nullptr);
 }
 
+TEST(DictTest, FairRandomIsUniformOverSmallTables) {
+  // HRANDFIELD's and SRANDMEMBER's distribution tests (Redis's suite): 10
+  // entries, chi-square under 40 (df 9: p < 0.00001). Random() alone fails
+  // it (chains of different lengths); FairRandom samples every entry of a
+  // small table (16 buckets: no run of empty ones makes it jump elsewhere)
+  // and picks among them, so it must pass, growing or after removals.
+  std::mt19937_64 rng(17);
+  for (int extra : {0, 1, 6}) {
+    Dict d;
+    for (int i = 0; i < 10 + extra; ++i) d.Set("k" + std::to_string(i));
+    for (int i = 10; i < 10 + extra; ++i) d.Erase("k" + std::to_string(i));
+    std::map<std::string, int> hits;
+    for (int i = 0; i < 10000; ++i) ++hits[std::string(d.FairRandom(rng)->key())];
+    ASSERT_EQ(hits.size(), 10u);
+    double chi = 0;
+    for (const auto& [k, c] : hits) chi += (c - 1000.0) * (c - 1000.0) / 1000.0;
+    EXPECT_LT(chi, 40) << extra;
+  }
+  // A large table: a sample of 15 from consecutive buckets, as Redis's;
+  // every entry is reached, none far more often than the others.
+  Dict big;
+  for (int i = 0; i < 300; ++i) big.Set("k" + std::to_string(i));
+  std::map<std::string, int> hits;
+  for (int i = 0; i < 300000; ++i) ++hits[std::string(big.FairRandom(rng)->key())];
+  EXPECT_EQ(hits.size(), 300u);
+  for (const auto& [k, c] : hits) EXPECT_LT(c, 8000) << k;
+  Dict empty;
+  EXPECT_EQ(empty.FairRandom(rng), nullptr);
+}
+
 }  // namespace
 }  // namespace latch

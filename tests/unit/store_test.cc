@@ -32,7 +32,7 @@ std::vector<std::string> RandomCommand(std::mt19937_64& rng, int64_t wall_ms) {
   std::string key = "k" + std::to_string(pick(24));
   std::string val = "v" + std::to_string(pick(5));
   std::string ms = std::to_string(1 + pick(5000));
-  switch (pick(23)) {
+  switch (pick(27)) {
     case 0:
       return {"SET", key, val};
     case 1:
@@ -99,6 +99,59 @@ std::vector<std::string> RandomCommand(std::mt19937_64& rng, int64_t wall_ms) {
           return {"COPY", key, "k" + std::to_string(pick(24)), "REPLACE"};
         default:
           return {"SELECT", db};
+      }
+    }
+    case 23:
+    case 24: {
+      // Hashes: fields added, changed, counted and removed (the key goes
+      // with its last field); a long value converts the listpack.
+      std::string field = "f" + std::to_string(pick(6));
+      switch (pick(8)) {
+        case 0:
+          return {"HSET", key, field, val, "f" + std::to_string(pick(6)), std::to_string(pick(9))};
+        case 1:
+          return {"HSETNX", key, field, val};
+        case 2:
+          return {"HINCRBY", key, field, std::to_string(pick(20) - 10)};
+        case 3:
+          return {"HINCRBYFLOAT", key, field, "1.5"};
+        case 4:
+          return {"HDEL", key, field, "f" + std::to_string(pick(6))};
+        case 5:
+          return {"HSET", key, field, std::string(70, 'x')};
+        case 6:
+          return {"HGETALL", key};
+        default:
+          return {"HMSET", key, field, val};
+      }
+    }
+    case 25:
+    case 26: {
+      // Sets: intsets and hashtables, members popped and moved, the STORE
+      // forms (DEL of the destination, then SADD, as one unit).
+      std::string member = pick(2) ? std::to_string(pick(8)) : "m" + std::to_string(pick(4));
+      std::string other = "k" + std::to_string(pick(24));
+      switch (pick(10)) {
+        case 0:
+        case 1:
+          return {"SADD", key, member, std::to_string(pick(8))};
+        case 2:
+          return {"SREM", key, member, std::to_string(pick(8))};
+        case 3:
+          return pick(2) ? std::vector<std::string>{"SPOP", key}
+                         : std::vector<std::string>{"SPOP", key, std::to_string(pick(6))};
+        case 4:
+          return {"SMOVE", key, other, member};
+        case 5:
+          return {"SINTERSTORE", other, key, "k" + std::to_string(pick(24))};
+        case 6:
+          return {"SUNIONSTORE", other, key, "k" + std::to_string(pick(24))};
+        case 7:
+          return {"SDIFFSTORE", other, key, "k" + std::to_string(pick(24))};
+        case 8:
+          return {"SMEMBERS", key};
+        default:
+          return {"SADD", key, "m" + std::to_string(pick(4))};
       }
     }
     default:
