@@ -34,6 +34,9 @@
   X(Multi,     "MULTI",     1, 1, 1)  /* the records up to EXEC: all or none */  \
   X(Exec,      "EXEC",      1, 1, 1)                                             \
   X(Rename,    "RENAME",    3, 3, 1)  /* RENAME key newkey: value and lease */   \
+  /* sorted sets (server/types/zset.h) */                                        \
+  X(ZAdd,      "ZADD",      4, -1, 2) /* ZADD key score member [score member]* */\
+  X(ZRem,      "ZREM",      3, -1, 1) /* ZREM key member [member ...] */         \
   /* annotations */                                                              \
   X(Clock,     "#latch-clock", 0, 0, 1) /* the wall/boot relation (record.h) */  \
   X(Fence,     "#latch-fence", 0, 0, 1) /* the next SET's fencing token */

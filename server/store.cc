@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "server/types/zset.h"
+
 namespace latch {
 
 namespace {
@@ -104,6 +106,8 @@ class Store::Applier final : public aof::Handler {
   void Rename(const aof::Record& r) override {
     if (!s_.cur_->Rename(r.args[1], r.args[2])) error = "RENAME of a key that does not exist";
   }
+  void ZAdd(const aof::Record& r) override { Take(ApplyZAdd(*s_.cur_, r, s_.limits_)); }
+  void ZRem(const aof::Record& r) override { Take(ApplyZRem(*s_.cur_, r)); }
 
   // What the last record did (its error: a record this keyspace cannot
   // take, such as an HSET on a key that holds a string).

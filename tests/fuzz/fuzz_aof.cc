@@ -47,6 +47,7 @@
 #include "server/config.h"
 #include "server/replay.h"
 #include "server/store.h"
+#include "server/types/zset.h"
 
 namespace {
 
@@ -95,6 +96,9 @@ struct ModelEntry {
   std::string value;
   int64_t deadline = latch::kNoDeadline;
   uint64_t token = 0;  // fencing token (0: none)
+  // A sorted set (ZADD, ZREM): member → score.
+  bool is_zset = false;
+  std::map<std::string, double, std::less<>> zset;
 };
 
 // The model: (database, key) → entry, the selected database, the clock
@@ -194,6 +198,23 @@ class ModelApplier final : public latch::aof::Handler {
     moved.token = 0;  // another name is another lock
     m_.keys().erase(it);
     m_.keys()[std::string(r.args[2])] = std::move(moved);
+  }
+  // A record for a key of another type is skipped (the Store refuses it and
+  // the replay goes on), as is a ZREM of a key that does not exist.
+  void ZAdd(const Record& r) override {
+    auto it = m_.keys().find(r.key);
+    if (it != m_.keys().end() && !it->second.is_zset) return;
+    ModelEntry& e = m_.keys()[std::string(r.key)];
+    e.is_zset = true;
+    for (size_t i = 2; i + 1 < r.args.size(); i += 2) {
+      e.zset[std::string(r.args[i + 1])] = *latch::ParseDoubleArg(r.args[i]);
+    }
+  }
+  void ZRem(const Record& r) override {
+    auto it = m_.keys().find(r.key);
+    if (it == m_.keys().end() || !it->second.is_zset) return;
+    for (size_t i = 2; i < r.args.size(); ++i) it->second.zset.erase(r.args[i]);
+    if (it->second.zset.empty()) m_.keys().erase(it);
   }
 
  private:
@@ -491,7 +512,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const auto& [key, entry] : model.dbs[db]) {
       const latch::Keyspace::Entry* e = store.Find(key, now);
       Check(e != nullptr, "a key of the model is missing", key);
-      Check(e->value() == entry.value, "value differs from the model", key);
+      if (entry.is_zset) {
+        Check(e->type() == latch::ValueType::kZSet, "a sorted set of the model is not one", key);
+        const auto* z = static_cast<const latch::ZSetValue*>(e->object());
+        Check(z->size() == entry.zset.size(), "sorted set size differs from the model", key);
+        for (const auto& [member, score] : entry.zset) {
+          auto got = z->Score(member);
+          // (A listpack keeps -0 as 0, as Redis's does.)
+          Check(got && *got == score, "score differs from the model", key);
+        }
+      } else {
+        Check(e->is_string() && e->value() == entry.value, "value differs from the model", key);
+      }
       Check(e->deadline == entry.deadline, "deadline differs from the model", key);
       Check(e->token() == entry.token, "fencing token differs from the model", key);
     }
