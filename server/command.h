@@ -212,6 +212,8 @@ struct CommandSpec {
   std::vector<std::string> key_spec_flags;
   // When not empty, COMMAND INFO's key specs instead of the one Keys() gives.
   std::vector<KeySpec> key_specs;
+  // COMMAND INFO's tips ("nondeterministic_output"…).
+  std::vector<std::string> tips;
   std::vector<std::string> acl_categories;  // without the '@'
   // COMMAND DOCS
   std::string summary;

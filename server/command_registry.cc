@@ -305,9 +305,10 @@ void CommandRegistry::WriteInfo(const CommandSpec& c, resp::ReplySink& w) {
   w.Int(c.key_step);
   w.Set(c.acl_categories.size());
   for (const std::string& cat : c.acl_categories) w.Simple("@" + cat);
-  w.Set(0);  // tips
+  w.Set(c.tips.size());
+  for (const std::string& t : c.tips) w.Bulk(t);
   if (!c.key_specs.empty()) {
-    w.Array(c.key_specs.size());
+    w.Set(c.key_specs.size());  // (sets in RESP3, as Redis writes them)
     for (const KeySpec& k : c.key_specs) WriteKeySpec(k, w);
   } else if (c.first_key > 0) {
     KeySpec k;
@@ -315,12 +316,12 @@ void CommandRegistry::WriteInfo(const CommandSpec& c, resp::ReplySink& w) {
     k.index = c.first_key;
     k.lastkey = c.last_key < 0 ? -1 : c.last_key - c.first_key;
     k.keystep = c.key_step;
-    w.Array(1);
+    w.Set(1);
     WriteKeySpec(k, w);
   } else {
-    w.Array(0);
+    w.Set(0);
   }
-  w.Array(c.subcommands.size());
+  w.Set(c.subcommands.size());
   for (const CommandSpec& s : c.subcommands) WriteInfo(s, w);
 }
 

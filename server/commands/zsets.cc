@@ -667,6 +667,10 @@ void RegisterZSets(CommandRegistry& r) {
   auto one_key = [](CommandSpec c, std::vector<std::string> flags) {
     return Keys(std::move(c), 1, 1, 1, std::move(flags));
   };
+  auto nondeterministic = [](CommandSpec c) {
+    c.tips = {"nondeterministic_output"};
+    return c;
+  };
   r.Add(one_key(
       Cmd("zadd", -4, kWrite | kCmdDenyOom | kFast | kLease, ZAdd, {"write", "sortedset", "fast"},
           zdoc("Add one or more members to a sorted set, or update its score if it already exists",
@@ -727,7 +731,7 @@ void RegisterZSets(CommandRegistry& r) {
                "2.8.9", "O(log(N)) with N being the number of elements in the sorted set."),
           {Key("key"), Str("min"), Str("max")}),
       {"RO", "access"}));
-  r.Add(one_key(
+  r.Add(nondeterministic(one_key(
       Cmd("zscan", -3, kRead, ZScan, {"read", "sortedset", "slow"},
           zdoc("Incrementally iterate sorted sets elements and associated scores", "2.8.0",
                "O(1) for every call. O(N) for a complete iteration, including enough command "
@@ -735,7 +739,7 @@ void RegisterZSets(CommandRegistry& r) {
                "collection.."),
           {Key("key"), Int("cursor"), Optional(Pattern("pattern", "MATCH")),
            Optional(Int("count", "COUNT"))}),
-      {"RO", "access"}));
+      {"RO", "access"})));
   const std::string pop_complexity =
       "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number "
       "of elements popped.";
@@ -758,13 +762,13 @@ void RegisterZSets(CommandRegistry& r) {
            OneOf("where", {Token("min", "MIN"), Token("max", "MAX")}),
            Optional(Int("count", "COUNT"))}),
       0, 0, 0, {KeyNumSpec({"RW", "access", "delete"}, 1)}));
-  r.Add(one_key(
+  r.Add(nondeterministic(one_key(
       Cmd("zrandmember", -2, kRead, ZRandMember, {"read", "sortedset", "slow"},
           zdoc("Get one or multiple random elements from a sorted set", "6.2.0",
                "O(N) where N is the number of elements returned"),
           {Key("key"), Optional(Block("options", {Int("count"),
                                                   Optional(Token("withscores", "WITHSCORES"))}))}),
-      {"RO", "access"}));
+      {"RO", "access"})));
   RegisterZSetRanges(r);
   RegisterZSetAlgebra(r);
 }

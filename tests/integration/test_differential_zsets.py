@@ -23,7 +23,17 @@ def many(key, n, score=lambda i: i, member=lambda i: "m%03d" % i):
     return tuple(args)
 
 
+ZCOMMANDS = ("zadd zincrby zrem zcard zscore zmscore zrank zrevrank zcount zlexcount zscan "
+             "zpopmin zpopmax zmpop zrandmember zrange zrangestore zrangebyscore "
+             "zrevrangebyscore zrangebylex zrevrangebylex zrevrange zremrangebylex "
+             "zremrangebyrank zremrangebyscore zunion zunionstore zinter zinterstore zdiff "
+             "zdiffstore zintercard").split()
+
 SCRIPTS = {
+    # Arity, flags, key positions and key specs, ACL categories, tips.
+    "command_info": [("COMMAND", "INFO", c) for c in ZCOMMANDS] + [
+        ("ZADD", "z"), ("ZRANGESTORE", "a", "b", "c"), ("ZUNION", "1"), ("ZMPOP", "1", "k"),
+        ("ZSCORE", "z"), ("ZRANK", "z", "a", "b"), ("ZREMRANGEBYRANK", "z", "0")],
     "zadd_basics": [
         ("ZADD", "z", "1", "a"),
         ("ZADD", "z", "2", "b", "3", "c"),
