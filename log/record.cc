@@ -313,6 +313,15 @@ std::string Decode(std::span<const std::string_view> args, Record* out) {
     case Op::kSAdd:
     case Op::kSRem:
       if (!shaped) return std::string(kind.word) + " record without a member";
+    case Op::kZAdd:
+      // Each score as Redis's ZADD reads it (string2d): no NaN, no junk.
+      if (!shaped) return "ZADD record without score-member pairs";
+      for (size_t i = 2; i < args.size(); i += 2) {
+        if (!ParseDoubleArg(args[i])) return "ZADD record with a score that is not a float";
+      }
+      return {};
+    case Op::kZRem:
+      if (!shaped) return "ZREM record without a member";
       return {};
     case Op::kClock:
     case Op::kFence:

@@ -45,6 +45,9 @@
   /* sets (server/types/set.h) */                                                \
   X(SAdd,      "SADD",      3, -1, 1) /* SADD key member [member ...] */         \
   X(SRem,      "SREM",      3, -1, 1) /* SREM key member [member ...] */         \
+  /* sorted sets (server/types/zset.h) */                                        \
+  X(ZAdd,      "ZADD",      4, -1, 2) /* ZADD key score member [score member]* */\
+  X(ZRem,      "ZREM",      3, -1, 1) /* ZREM key member [member ...] */         \
   /* annotations */                                                              \
   X(Clock,     "#latch-clock", 0, 0, 1) /* the wall/boot relation (record.h) */  \
   X(Fence,     "#latch-fence", 0, 0, 1) /* the next SET's fencing token */

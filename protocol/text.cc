@@ -50,6 +50,18 @@ std::optional<double> ParseDouble(std::string_view s) {
   return v;
 }
 
+std::optional<double> ParseDoubleArg(std::string_view s) {
+  if (s.empty() || std::isspace(static_cast<unsigned char>(s[0]))) return std::nullopt;
+  std::string copy(s);
+  char* end = nullptr;
+  errno = 0;
+  double v = std::strtod(copy.c_str(), &end);
+  if (end != copy.c_str() + copy.size() || std::isnan(v)) return std::nullopt;
+  // Subnormal results (ERANGE, but neither infinite nor zero) are accepted.
+  if (errno == ERANGE && (std::isinf(v) || v == 0)) return std::nullopt;
+  return v;
+}
+
 std::optional<long double> ParseLongDouble(std::string_view s) {
   constexpr size_t kMaxChars = 5 * 1024;  // Redis's MAX_LONG_DOUBLE_CHARS
   if (s.empty() || s.size() >= kMaxChars || std::isspace(static_cast<unsigned char>(s[0]))) {

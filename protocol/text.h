@@ -23,6 +23,13 @@ std::optional<int64_t> ParseInt64(std::string_view s);
 // commands such as INCRBYFLOAT: used by the config parser for ratios.
 std::optional<double> ParseDouble(std::string_view s);
 
+// Parses a double with Redis's `string2d` rules (getDoubleFromObject: ZADD
+// scores, WEIGHTS): what strtod accepts (decimals, exponents, hexadecimal
+// floats, "inf"), but not the empty string, no leading space, nothing after
+// the number (a NUL inside included), no overflow to infinity, no underflow
+// to zero, no NaN. Any length.
+std::optional<double> ParseDoubleArg(std::string_view s);
+
 // Parses a long double with Redis's `string2ld` rules (INCRBYFLOAT): what
 // strtold accepts (decimals, exponents, hexadecimal floats, "inf"), but no
 // leading space, nothing after the number, fewer than 5120 characters, no

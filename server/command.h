@@ -61,6 +61,7 @@ enum CommandFlag : uint32_t {
   kCmdAllowBusy = 1u << 11,    // (reported only)
   kCmdSkipSlowlog = 1u << 12,  // never in the slow log (EXEC: its commands are)
   kCmdSkipMonitor = 1u << 13,  // shown to MONITOR before it runs (EVAL, FCALL)
+  kCmdMovableKeys = 1u << 20,  // (reported only) keys counted by an argument (KeySpecs)
   // latch: may grant, re-grant or extend a lease (it calls AdmitGrant). A
   // write command without it only ever removes or shortens: a release, always
   // allowed (the restart quarantine's refusal text lists them).
@@ -87,6 +88,21 @@ struct ArgDoc {
   std::string since;
   std::vector<ArgDoc> args;
   int key_spec_index = -1;
+};
+
+// One key spec of COMMAND INFO (Redis's key_specs), for a command whose
+// keys are not one plain range (Keys()): several groups (ZRANGESTORE's
+// destination and source), or keys counted by an argument (ZUNIONSTORE's
+// numkeys). The keys begin at argument `index`; from there they are a
+// range (up to `lastkey`, relative, -1 the last argument, every `keystep`)
+// or `keynum`: the count at index + keynumidx, the first key at index +
+// firstkey.
+struct KeySpec {
+  std::vector<std::string> flags;
+  int index = 1;
+  bool keynum = false;
+  int lastkey = 0, keystep = 1, limit = 0;
+  int keynumidx = 0, firstkey = 1;
 };
 
 struct CommandSpec;
@@ -218,6 +234,10 @@ struct CommandSpec {
   int first_key = 0, last_key = 0, key_step = 0;
   // Key spec flags for COMMAND INFO (RW/RO/OW and access/update/insert/delete).
   std::vector<std::string> key_spec_flags;
+  // When not empty, COMMAND INFO's key specs instead of the one Keys() gives.
+  std::vector<KeySpec> key_specs;
+  // COMMAND INFO's tips ("nondeterministic_output"…).
+  std::vector<std::string> tips;
   std::vector<std::string> acl_categories;  // without the '@'
   // COMMAND DOCS
   std::string summary;
@@ -260,6 +280,16 @@ CommandSpec Cmd(std::string name, int arity, uint32_t flags, CommandHandler hand
 // Marks a command as taking keys at positions first..last (step), with the
 // key-spec flags COMMAND INFO reports.
 CommandSpec Keys(CommandSpec c, int first, int last, int step, std::vector<std::string> flags);
+// Several key specs (see KeySpec); first..last (step) is the legacy range
+// COMMAND INFO also reports (0 0 0 when the keys are counted). A keynum
+// spec makes the command "movablekeys".
+CommandSpec KeySpecs(CommandSpec c, int first, int last, int step, std::vector<KeySpec> specs);
+KeySpec RangeSpec(std::vector<std::string> flags, int index, int lastkey = 0, int keystep = 1,
+                  int limit = 0);
+KeySpec KeyNumSpec(std::vector<std::string> flags, int index, int keynumidx = 0, int firstkey = 1,
+                   int keystep = 1);
+// A key argument of the key spec `spec_index` (COMMAND DOCS).
+ArgDoc KeyAt(std::string name, int spec_index, bool multiple = false);
 CommandSpec Container(std::string name, std::vector<std::string> acl, Doc doc,
                       std::vector<CommandSpec> subs);
 
@@ -325,6 +355,7 @@ void RegisterHashes(CommandRegistry& r);  // hashes.cc: HSET … HSCAN
 void RegisterSets(CommandRegistry& r);    // sets.cc: SADD … SSCAN
 void RegisterSetOps(CommandRegistry& r);  // set_ops.cc: SINTER, SUNION, SDIFF (+STORE)…
 void RegisterSort(CommandRegistry& r);    // sort.cc: SORT, SORT_RO
+void RegisterZSets(CommandRegistry& r);  // zsets.cc (+ zset_ranges.cc, zset_algebra.cc)
 }  // namespace commands
 
 }  // namespace latch

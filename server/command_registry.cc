@@ -84,6 +84,45 @@ CommandSpec Keys(CommandSpec c, int first, int last, int step, std::vector<std::
   return c;
 }
 
+CommandSpec KeySpecs(CommandSpec c, int first, int last, int step, std::vector<KeySpec> specs) {
+  c.first_key = first;
+  c.last_key = last;
+  c.key_step = step;
+  for (const KeySpec& k : specs) {
+    if (k.keynum) c.flags |= kCmdMovableKeys;
+  }
+  c.key_specs = std::move(specs);
+  return c;
+}
+
+KeySpec RangeSpec(std::vector<std::string> flags, int index, int lastkey, int keystep, int limit) {
+  KeySpec k;
+  k.flags = std::move(flags);
+  k.index = index;
+  k.lastkey = lastkey;
+  k.keystep = keystep;
+  k.limit = limit;
+  return k;
+}
+
+KeySpec KeyNumSpec(std::vector<std::string> flags, int index, int keynumidx, int firstkey,
+                   int keystep) {
+  KeySpec k;
+  k.flags = std::move(flags);
+  k.index = index;
+  k.keynum = true;
+  k.keynumidx = keynumidx;
+  k.firstkey = firstkey;
+  k.keystep = keystep;
+  return k;
+}
+
+ArgDoc KeyAt(std::string name, int spec_index, bool multiple) {
+  ArgDoc a = Key(std::move(name), multiple);
+  a.key_spec_index = spec_index;
+  return a;
+}
+
 CommandSpec Container(std::string name, std::vector<std::string> acl, Doc doc,
                       std::vector<CommandSpec> subs) {
   CommandSpec c = Cmd(std::move(name), -2, 0, nullptr, std::move(acl), std::move(doc));
@@ -128,6 +167,42 @@ void WriteArgDoc(const ArgDoc& a, resp::ReplySink& w) {
   }
 }
 
+void WriteKeySpec(const KeySpec& k, resp::ReplySink& w) {
+  w.Map(3);
+  w.Bulk("flags");
+  w.Set(k.flags.size());
+  for (const std::string& f : k.flags) w.Simple(f);
+  w.Bulk("begin_search");
+  w.Map(2);
+  w.Bulk("type");
+  w.Bulk("index");
+  w.Bulk("spec");
+  w.Map(1);
+  w.Bulk("index");
+  w.Int(k.index);
+  w.Bulk("find_keys");
+  w.Map(2);
+  w.Bulk("type");
+  w.Bulk(k.keynum ? "keynum" : "range");
+  w.Bulk("spec");
+  w.Map(3);
+  if (k.keynum) {
+    w.Bulk("keynumidx");
+    w.Int(k.keynumidx);
+    w.Bulk("firstkey");
+    w.Int(k.firstkey);
+    w.Bulk("keystep");
+    w.Int(k.keystep);
+  } else {
+    w.Bulk("lastkey");
+    w.Int(k.lastkey);
+    w.Bulk("keystep");
+    w.Int(k.keystep);
+    w.Bulk("limit");
+    w.Int(k.limit);
+  }
+}
+
 }  // namespace
 
 void CommandRegistry::Add(CommandSpec spec) {
@@ -155,6 +230,7 @@ CommandRegistry::CommandRegistry() {
   commands::RegisterSets(*this);
   commands::RegisterSetOps(*this);
   commands::RegisterSort(*this);
+  commands::RegisterZSets(*this);
   Index();
 }
 
@@ -221,7 +297,7 @@ void CommandRegistry::WriteInfo(const CommandSpec& c, resp::ReplySink& w) {
       {kCmdAdmin, "admin"},          {kCmdNoScript, "noscript"},        {kCmdLoading, "loading"},
       {kCmdStale, "stale"},          {kCmdSkipSlowlog, "skip_slowlog"}, {kCmdFast, "fast"},
       {kCmdNoAuth, "no_auth"},       {kCmdSentinel, "sentinel"},        {kCmdNoMulti, "no_multi"},
-      {kCmdAllowBusy, "allow_busy"},
+      {kCmdAllowBusy, "allow_busy"}, {kCmdMovableKeys, "movablekeys"},
   };
   size_t nflags = 0;
   for (const auto& [bit, name] : kFlagNames) nflags += c.has(bit);
@@ -234,37 +310,23 @@ void CommandRegistry::WriteInfo(const CommandSpec& c, resp::ReplySink& w) {
   w.Int(c.key_step);
   w.Set(c.acl_categories.size());
   for (const std::string& cat : c.acl_categories) w.Simple("@" + cat);
-  w.Set(0);  // tips
-  if (c.first_key > 0) {
-    w.Array(1);
-    w.Map(3);
-    w.Bulk("flags");
-    w.Set(c.key_spec_flags.size());
-    for (const std::string& f : c.key_spec_flags) w.Simple(f);
-    w.Bulk("begin_search");
-    w.Map(2);
-    w.Bulk("type");
-    w.Bulk("index");
-    w.Bulk("spec");
-    w.Map(1);
-    w.Bulk("index");
-    w.Int(c.first_key);
-    w.Bulk("find_keys");
-    w.Map(2);
-    w.Bulk("type");
-    w.Bulk("range");
-    w.Bulk("spec");
-    w.Map(3);
-    w.Bulk("lastkey");
-    w.Int(c.last_key < 0 ? -1 : c.last_key - c.first_key);
-    w.Bulk("keystep");
-    w.Int(c.key_step);
-    w.Bulk("limit");
-    w.Int(0);
+  w.Set(c.tips.size());
+  for (const std::string& t : c.tips) w.Bulk(t);
+  if (!c.key_specs.empty()) {
+    w.Set(c.key_specs.size());  // (sets in RESP3, as Redis writes them)
+    for (const KeySpec& k : c.key_specs) WriteKeySpec(k, w);
+  } else if (c.first_key > 0) {
+    KeySpec k;
+    k.flags = c.key_spec_flags;
+    k.index = c.first_key;
+    k.lastkey = c.last_key < 0 ? -1 : c.last_key - c.first_key;
+    k.keystep = c.key_step;
+    w.Set(1);
+    WriteKeySpec(k, w);
   } else {
-    w.Array(0);
+    w.Set(0);
   }
-  w.Array(c.subcommands.size());
+  w.Set(c.subcommands.size());
   for (const CommandSpec& s : c.subcommands) WriteInfo(s, w);
 }
 

@@ -5,6 +5,7 @@
 #include "log/reader.h"
 #include "server/types/hash.h"
 #include "server/types/set.h"
+#include "server/types/zset.h"
 
 namespace latch {
 
@@ -121,6 +122,8 @@ class Store::Applier final : public aof::Handler {
   void HDel(const aof::Record& r) override { Take(ApplyHDel(*s_.cur_, r)); }
   void SAdd(const aof::Record& r) override { Take(ApplySAdd(*s_.cur_, r, s_.limits_)); }
   void SRem(const aof::Record& r) override { Take(ApplySRem(*s_.cur_, r)); }
+  void ZAdd(const aof::Record& r) override { Take(ApplyZAdd(*s_.cur_, r, s_.limits_)); }
+  void ZRem(const aof::Record& r) override { Take(ApplyZRem(*s_.cur_, r)); }
 
   // What the last record did (its error: a record this keyspace cannot
   // take, such as an HSET on a key that holds a string).

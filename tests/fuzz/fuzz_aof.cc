@@ -50,6 +50,7 @@
 #include "server/store.h"
 #include "server/types/hash.h"
 #include "server/types/set.h"
+#include "server/types/zset.h"
 
 namespace {
 
@@ -101,6 +102,8 @@ struct ModelEntry {
   std::set<std::string> set;                // a set's members
   int64_t deadline = latch::kNoDeadline;
   uint64_t token = 0;  // fencing token (0: none)
+  // A sorted set (ZADD, ZREM): member → score.
+  std::map<std::string, double, std::less<>> zset;
 };
 
 // The model: (database, key) → entry, the selected database, the clock
@@ -235,6 +238,20 @@ class ModelApplier final : public latch::aof::Handler {
     if (e == nullptr) return;
     for (size_t i = 2; i < r.args.size(); ++i) e->set.erase(std::string(r.args[i]));
     if (e->set.empty()) m_.keys().erase(std::string(r.key));
+  // A record for a key of another type is skipped (the Store refuses it and
+  // the replay goes on), as is a ZREM of a key that does not exist.
+  void ZAdd(const Record& r) override {
+    ModelEntry* e = Collection(r.key, latch::ValueType::kZSet, true);
+    if (e == nullptr) return;
+    for (size_t i = 2; i + 1 < r.args.size(); i += 2) {
+      e->zset[std::string(r.args[i + 1])] = *latch::ParseDoubleArg(r.args[i]);
+    }
+  }
+  void ZRem(const Record& r) override {
+    ModelEntry* e = Collection(r.key, latch::ValueType::kZSet, false);
+    if (e == nullptr) return;
+    for (size_t i = 2; i < r.args.size(); ++i) e->zset.erase(r.args[i]);
+    if (e->zset.empty()) m_.keys().erase(std::string(r.key));
   }
 
  private:
@@ -553,6 +570,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         for (const auto& [field, value] : entry.hash) {
           auto v = h->Get(field);
           Check(v.has_value() && *v == value, "hash field differs from the model", key);
+        }
+      } else if (entry.type == latch::ValueType::kZSet) {
+        const auto* z = static_cast<const latch::ZSetValue*>(e->object());
+        Check(z->size() == entry.zset.size(), "sorted set size differs from the model", key);
+        for (const auto& [member, score] : entry.zset) {
+          auto got = z->Score(member);
+          // (A listpack keeps -0 as 0, as Redis's does.)
+          Check(got && *got == score, "score differs from the model", key);
         }
       } else {
         const auto* set = static_cast<const latch::SetValue*>(e->object());

@@ -80,6 +80,19 @@ sessions = [
     + encode("SET", "a", "1") + encode("FLUSHDB") + encode("EXEC") + encode("DBSIZE")
     + encode("SELECT", "16") + encode("SWAPDB", "0", "16") + encode("MOVE", "a", "1"),
     b"PING\r\nECHO \"hello\\x00world\"\r\nSET k v\r\n",
+    # Sorted sets: both encodings, the options, ranges, pops, the algebra.
+    encode("ZADD", "z", "1", "a", "2.5", "b", "-inf", "c") + encode("ZADD", "z", "GT", "CH", "0", "a")
+    + encode("ZINCRBY", "z", "inf", "a") + encode("ZADD", "z", "INCR", "-inf", "a")
+    + encode("ZRANGE", "z", "(1", "+inf", "BYSCORE", "REV", "LIMIT", "0", "2", "WITHSCORES")
+    + encode("ZRANGEBYLEX", "z", "[a", "(c") + encode("ZPOPMIN", "z", "2") + encode("HELLO", "3")
+    + encode("ZPOPMAX", "z", "1") + encode("ZMPOP", "2", "x", "z", "MIN", "COUNT", "5"),
+    encode("CONFIG", "SET", "zset-max-listpack-entries", "2") + encode("ZADD", "s", "1", "a",
+                                                                        "2", "b", "3", "c")
+    + encode("ZUNIONSTORE", "u", "2", "s", "z", "WEIGHTS", "2", "0", "AGGREGATE", "MAX")
+    + encode("ZRANGESTORE", "d", "s", "0", "-1") + encode("ZSCAN", "s", "0", "COUNT", "1")
+    + encode("ZREMRANGEBYSCORE", "s", "-inf", "(2") + encode("ZRANDMEMBER", "s", "-5",
+                                                             "WITHSCORES")
+    + encode("ZINTERCARD", "2", "s", "u", "LIMIT", "1") + encode("ZDIFF", "2", "u", "s"),
 ]
 # The known lock scripts (tests/unit/known_scripts_test.cc), by SHA1, with the
 # arguments their libraries send: a lock, a release, an extension.
@@ -157,6 +170,10 @@ dbs = (encode("SELECT", "3") + encode("SET", "a", "3") + encode("SELECT", "15")
 logs += [dbs, dbs + encode("SELECT", "16") + encode("SET", "x", "y"),
          dbs + encode("SWAPDB", "0", "99"), encode("MULTI") + encode("SELECT", "2147483647")
          + encode("EXEC") + log[:-3]]
+# Sorted sets: ZADD and ZREM, a bad score, a ZADD on a string (skipped).
+logs += [encode("ZADD", "z", "1", "a", "inf", "b", "-0", "c") + encode("ZREM", "z", "a", "x")
+         + encode("SET", "s", "v") + encode("ZADD", "s", "1", "a") + encode("ZREM", "z", "b", "c"),
+         encode("ZADD", "z", "nan", "a"), encode("ZADD", "z", "1")]
 # Annotations: clock relations (ours and a foreign boot's), a Redis 7
 # timestamp line, fencing tokens before a SET and inside a transaction.
 pxat = encode("SET", "lock", "tok", "PXAT", "1700000030000")

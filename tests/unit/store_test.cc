@@ -32,7 +32,7 @@ std::vector<std::string> RandomCommand(std::mt19937_64& rng, int64_t wall_ms) {
   std::string key = "k" + std::to_string(pick(24));
   std::string val = "v" + std::to_string(pick(5));
   std::string ms = std::to_string(1 + pick(5000));
-  switch (pick(27)) {
+  switch (pick(30)) {
     case 0:
       return {"SET", key, val};
     case 1:
@@ -152,6 +152,61 @@ std::vector<std::string> RandomCommand(std::mt19937_64& rng, int64_t wall_ms) {
           return {"SMEMBERS", key};
         default:
           return {"SADD", key, "m" + std::to_string(pick(4))};
+    case 27:
+    case 28:
+    case 29: {
+      // Sorted sets: every write of the family (its effects are ZADD, ZREM,
+      // DEL), on keys that may hold strings too (WRONGTYPE changes nothing).
+      static const char* kScores[] = {"1", "2.5", "-inf", "inf", "-0", "0.1", "3", "1e300"};
+      auto score = [&] { return std::string(kScores[pick(8)]); };
+      auto member = [&] {
+        // Now and then one past zset-max-listpack-value: a skiplist.
+        return pick(40) == 0 ? std::string(70, 'x') + std::to_string(pick(3))
+                             : "m" + std::to_string(pick(12));
+      };
+      std::string other = "k" + std::to_string(pick(24));
+      switch (pick(16)) {
+        case 0:
+          return {"ZADD", key, score(), member(), score(), member()};
+        case 1: {
+          static const char* kFlags[][2] = {{"NX", "CH"}, {"XX", "CH"},   {"GT", "CH"},
+                                            {"LT", "XX"}, {"CH", "INCR"}, {"GT", "INCR"}};
+          const auto* f = kFlags[pick(6)];
+          return {"ZADD", key, f[0], f[1], score(), member()};
+        }
+        case 2:
+          return {"ZINCRBY", key, score(), member()};
+        case 3:
+          return {"ZREM", key, member(), member()};
+        case 4:
+          return {"ZPOPMIN", key, std::to_string(pick(4))};
+        case 5:
+          return {"ZPOPMAX", key};
+        case 6:
+          return {"ZREMRANGEBYSCORE", key, "-inf", score()};
+        case 7:
+          return {"ZREMRANGEBYRANK", key, "0", std::to_string(pick(3) - 1)};
+        case 8:
+          return {"ZREMRANGEBYLEX", key, "[m3", "(m8"};
+        case 9:
+          return {"ZUNIONSTORE", "k" + std::to_string(pick(24)),
+                  "2",           key,
+                  other,         "WEIGHTS",
+                  "2",           score(),
+                  "AGGREGATE",   pick(2) ? "MIN" : "SUM"};
+        case 10:
+          return {"ZINTERSTORE", "k" + std::to_string(pick(24)), "2", key, other};
+        case 11:
+          return {"ZDIFFSTORE", "k" + std::to_string(pick(24)), "2", key, other};
+        case 12:
+          return {"ZRANGESTORE", "k" + std::to_string(pick(24)), key, "0", "-inf", "BYSCORE",
+                  "REV"};
+        case 13:
+          return {"ZMPOP", "2", key, other, pick(2) ? "MIN" : "MAX", "COUNT", "2"};
+        case 14:
+          return {"ZADD", key, score(), member(), score(), member(), score(), member()};
+        default:
+          return {"ZRANGE", key, "0", "-1", "WITHSCORES"};
       }
     }
     default:

@@ -1,0 +1,863 @@
+#include "server/types/zset.h"
+
+#include <malloc.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <vector>
+
+#include "log/record.h"
+#include "protocol/text.h"
+#include "server/keyspace.h"
+
+namespace latch {
+
+// ---------------------------------------------------------------- scores
+
+namespace {
+
+// Redis's double2ll: a whole number of at most 2^62 in magnitude, which a
+// long long holds exactly.
+bool WholeScore(double d, int64_t* out) {
+  if (d < static_cast<double>(-INT64_MAX / 2) || d > static_cast<double>(INT64_MAX / 2)) {
+    return false;
+  }
+  const auto ll = static_cast<int64_t>(d);
+  if (static_cast<double>(ll) != d) return false;
+  *out = ll;
+  return true;
+}
+
+std::string G17(double d) {
+  char buf[64];
+  int n = std::snprintf(buf, sizeof(buf), "%.17g", d);
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+// strtod of the argument as a C string, as zslParseRange reads an end.
+bool ParseRangeEnd(std::string_view arg, double* out, bool* exclusive) {
+  *exclusive = !arg.empty() && arg[0] == '(';
+  if (*exclusive) arg.remove_prefix(1);
+  std::string c(UpToNul(arg));
+  char* end = nullptr;
+  *out = std::strtod(c.c_str(), &end);
+  return *end == '\0' && !std::isnan(*out);
+}
+
+bool ParseLexBound(std::string_view arg, LexBound* out) {
+  if (arg.empty()) return false;
+  switch (arg[0]) {
+    case '+':
+    case '-':
+      // (Compared as a C string: "+" followed by a NUL is "+".)
+      if (arg.size() > 1 && arg[1] != '\0') return false;
+      out->kind = arg[0] == '-' ? LexBound::kMinusInf : LexBound::kPlusInf;
+      out->exclusive = true;
+      return true;
+    case '(':
+    case '[':
+      out->kind = LexBound::kValue;
+      out->exclusive = arg[0] == '(';
+      out->value.assign(arg.substr(1));
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Redis's sdscmplex: the two infinities are below and above every string.
+int CompareBounds(const LexBound& a, const LexBound& b) {
+  if (a.kind == b.kind && a.kind != LexBound::kValue) return 0;
+  if (a.kind == LexBound::kMinusInf || b.kind == LexBound::kPlusInf) return -1;
+  if (a.kind == LexBound::kPlusInf || b.kind == LexBound::kMinusInf) return 1;
+  return a.value.compare(b.value);
+}
+
+}  // namespace
+
+std::string FormatScore(double score) {
+  if (std::isinf(score)) return score > 0 ? "inf" : "-inf";
+  if (score == 0) return std::signbit(score) ? "-0" : "0";
+  int64_t ll;
+  if (WholeScore(score, &ll)) {
+    std::string s;
+    AppendInt(s, ll);
+    return s;
+  }
+  return G17(score);
+}
+
+std::string ScanScoreText(double score, bool packed) {
+  if (packed) return FormatScore(score);
+  if (std::isinf(score)) return score > 0 ? "inf" : "-inf";
+  char buf[80];
+  int n = std::snprintf(buf, sizeof(buf), "%.17Lg", static_cast<long double>(score));
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+std::optional<ScoreRange> ParseScoreRange(std::string_view min, std::string_view max) {
+  ScoreRange r;
+  if (!ParseRangeEnd(min, &r.min, &r.minex) || !ParseRangeEnd(max, &r.max, &r.maxex)) {
+    return std::nullopt;
+  }
+  return r;
+}
+
+bool LexRange::AboveMin(std::string_view v) const {
+  switch (min.kind) {
+    case LexBound::kMinusInf:
+      return true;
+    case LexBound::kPlusInf:
+      return false;
+    case LexBound::kValue:
+      break;
+  }
+  const int cmp = v.compare(min.value);
+  return min.exclusive ? cmp > 0 : cmp >= 0;
+}
+
+bool LexRange::BelowMax(std::string_view v) const {
+  switch (max.kind) {
+    case LexBound::kMinusInf:
+      return false;
+    case LexBound::kPlusInf:
+      return true;
+    case LexBound::kValue:
+      break;
+  }
+  const int cmp = v.compare(max.value);
+  return max.exclusive ? cmp < 0 : cmp <= 0;
+}
+
+bool LexRange::Empty() const {
+  const int cmp = CompareBounds(min, max);
+  return cmp > 0 || (cmp == 0 && (min.exclusive || max.exclusive));
+}
+
+std::optional<LexRange> ParseLexRange(std::string_view min, std::string_view max) {
+  LexRange r;
+  if (!ParseLexBound(min, &r.min) || !ParseLexBound(max, &r.max)) return std::nullopt;
+  return r;
+}
+
+// ---------------------------------------------------------------- listpack scores
+
+namespace {
+
+// A listpack score: a whole number of at most 2^55 as a little-endian
+// two's-complement integer of 0 to 7 bytes (0 is no bytes), anything else
+// as the 8 bytes of the double.
+constexpr int64_t kPackedIntLimit = int64_t{1} << 55;
+
+size_t EncodePackedScore(double d, char out[8]) {
+  int64_t ll;
+  if (WholeScore(d, &ll) && ll < kPackedIntLimit && ll >= -kPackedIntLimit) {
+    // The fewest bytes whose sign extension gives ll back.
+    size_t n = 0;
+    if (ll != 0) {
+      n = 1;
+      while (n < 7 && (ll < -(int64_t{1} << (8 * n - 1)) || ll >= (int64_t{1} << (8 * n - 1)))) ++n;
+    }
+    const auto u = static_cast<uint64_t>(ll);
+    for (size_t i = 0; i < n; ++i) out[i] = static_cast<char>((u >> (8 * i)) & 0xff);
+    return n;
+  }
+  std::memcpy(out, &d, 8);
+  return 8;
+}
+
+double DecodePackedScore(std::string_view b) {
+  if (b.size() == 8) {
+    double d;
+    std::memcpy(&d, b.data(), 8);
+    return d;
+  }
+  if (b.empty()) return 0;
+  uint64_t u = 0;
+  for (size_t i = 0; i < b.size(); ++i) {
+    u |= static_cast<uint64_t>(static_cast<unsigned char>(b[i])) << (8 * i);
+  }
+  const int shift = 64 - 8 * static_cast<int>(b.size());
+  return static_cast<double>(static_cast<int64_t>(u << shift) >> shift);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- skiplist nodes
+
+// An element of the skiplist is a Dict node: key = member, value bytes =
+//   [score: double][backward: Node*][level 0: forward Node*, span u64]…
+// read and written with memcpy (the value bytes follow the member's, with
+// no alignment). The header is a node of the same shape with kMaxLevel
+// levels, allocated apart from the Dict.
+namespace {
+
+using Node = Dict::Node;
+constexpr int kMaxLevel = 32;  // enough for 2^64 elements at p = 1/4
+constexpr size_t kBase = 16;   // score and backward link
+constexpr size_t kLevelBytes = 16;
+constexpr size_t kMaxValue = kBase + kMaxLevel * kLevelBytes;
+const char kZeros[kMaxValue] = {};
+
+inline const char* Val(const Node* n) {
+  return n->value().data();
+}
+inline char* MutVal(Node* n) {
+  return n->mutable_value();
+}
+inline double ScoreOf(const Node* n) {
+  double d;
+  std::memcpy(&d, Val(n), 8);
+  return d;
+}
+inline void SetScore(Node* n, double d) {
+  std::memcpy(MutVal(n), &d, 8);
+}
+inline Node* Backward(const Node* n) {
+  Node* p;
+  std::memcpy(&p, Val(n) + 8, sizeof(p));
+  return p;
+}
+inline void SetBackward(Node* n, Node* p) {
+  std::memcpy(MutVal(n) + 8, &p, sizeof(p));
+}
+inline Node* Forward(const Node* n, int i) {
+  Node* p;
+  std::memcpy(&p, Val(n) + kBase + kLevelBytes * static_cast<size_t>(i), sizeof(p));
+  return p;
+}
+inline void SetForward(Node* n, int i, Node* p) {
+  std::memcpy(MutVal(n) + kBase + kLevelBytes * static_cast<size_t>(i), &p, sizeof(p));
+}
+inline uint64_t Span(const Node* n, int i) {
+  uint64_t s;
+  std::memcpy(&s, Val(n) + kBase + kLevelBytes * static_cast<size_t>(i) + 8, sizeof(s));
+  return s;
+}
+inline void SetSpan(Node* n, int i, uint64_t s) {
+  std::memcpy(MutVal(n) + kBase + kLevelBytes * static_cast<size_t>(i) + 8, &s, sizeof(s));
+}
+inline int Levels(const Node* n) {
+  return static_cast<int>((n->value_len - kBase) / kLevelBytes);
+}
+// (score, member) order: the skiplist's and the listpack's.
+inline bool Before(double s1, std::string_view m1, double s2, std::string_view m2) {
+  return s1 < s2 || (s1 == s2 && m1.compare(m2) < 0);
+}
+
+// Redis's zslRandomLevel: each further level with probability 1/4.
+int RandomLevel() {
+  static thread_local uint64_t state = std::random_device{}() | 1;
+  int level = 1;
+  for (;;) {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    if ((state & 0xffff) >= 0x4000 || level == kMaxLevel) return level;
+    ++level;
+  }
+}
+
+}  // namespace
+
+namespace zset_detail {
+double NodeScore(const Dict::Node* n) {
+  return ScoreOf(n);
+}
+}  // namespace zset_detail
+
+struct ZSetValue::SkipList {
+  Dict dict;
+  Node* header;
+  Node* tail = nullptr;
+  int level = 1;
+
+  SkipList() {
+    void* mem = std::malloc(sizeof(Node) + kMaxValue);
+    if (mem == nullptr) throw std::bad_alloc();
+    header = new (mem) Node{nullptr, 0, static_cast<uint32_t>(kMaxValue)};
+    std::memset(header->mutable_value(), 0, kMaxValue);
+  }
+  ~SkipList() {
+    header->~Node();
+    std::free(header);
+  }
+  SkipList(const SkipList&) = delete;
+  SkipList& operator=(const SkipList&) = delete;
+  size_t length() const { return dict.size(); }
+};
+
+// ---------------------------------------------------------------- the value
+
+ZSetValue::ZSetValue(bool packed) {
+  if (!packed) sl_ = std::make_unique<SkipList>();
+}
+
+ZSetValue::~ZSetValue() = default;
+
+Dict* ZSetValue::dict() const {
+  return &sl_->dict;
+}
+
+size_t ZSetValue::size() const {
+  return packed() ? lp_.size() / 2 : sl_->length();
+}
+
+size_t ZSetValue::memory() const {
+  size_t n = sizeof(ZSetValue);
+  if (packed()) return n + lp_.capacity();
+  return n + sizeof(SkipList) + sl_->dict.memory() + malloc_usable_size(sl_->header);
+}
+
+// ---- listpack
+
+size_t ZSetValue::LpFind(std::string_view member) const {
+  return lp_.Find(member, 0, 2);
+}
+
+double ZSetValue::LpScore(size_t member_pos) const {
+  return DecodePackedScore(lp_.At(lp_.Next(member_pos)));
+}
+
+void ZSetValue::LpInsert(std::string_view member, double score) {
+  // Before the first element that sorts after (score, member).
+  size_t pos = lp_.begin();
+  while (pos < lp_.end()) {
+    const size_t score_pos = lp_.Next(pos);
+    if (Before(score, member, DecodePackedScore(lp_.At(score_pos)), lp_.At(pos))) break;
+    pos = lp_.Next(score_pos);
+  }
+  char buf[8];
+  const size_t n = EncodePackedScore(score, buf);
+  pos = lp_.Insert(pos, member);
+  lp_.Insert(lp_.Next(pos), std::string_view(buf, n));
+}
+
+// ---- skiplist
+
+Dict::Node* ZSetValue::SlNewNode(std::string_view member, double score) {
+  const size_t len = kBase + kLevelBytes * static_cast<size_t>(RandomLevel());
+  Node* n = sl_->dict.Set(member, std::string_view(kZeros, len)).first;
+  SetScore(n, score);
+  return n;
+}
+
+void ZSetValue::SlInsert(Node* x) {
+  SkipList& sl = *sl_;
+  Node* update[kMaxLevel];
+  uint64_t rank[kMaxLevel];
+  const double score = ScoreOf(x);
+  const std::string_view member = x->key();
+  Node* at = sl.header;
+  for (int i = sl.level - 1; i >= 0; --i) {
+    // The rank crossed to reach the node before the insert point, level by level.
+    rank[i] = i == sl.level - 1 ? 0 : rank[i + 1];
+    for (Node* f = Forward(at, i); f != nullptr && Before(ScoreOf(f), f->key(), score, member);
+         f = Forward(at, i)) {
+      rank[i] += Span(at, i);
+      at = f;
+    }
+    update[i] = at;
+  }
+  const int level = Levels(x);
+  if (level > sl.level) {
+    for (int i = sl.level; i < level; ++i) {
+      rank[i] = 0;
+      update[i] = sl.header;
+      SetSpan(sl.header, i, sl.length() - 1);  // (the Dict already counts x)
+    }
+    sl.level = level;
+  }
+  for (int i = 0; i < level; ++i) {
+    SetForward(x, i, Forward(update[i], i));
+    SetForward(update[i], i, x);
+    SetSpan(x, i, Span(update[i], i) - (rank[0] - rank[i]));
+    SetSpan(update[i], i, (rank[0] - rank[i]) + 1);
+  }
+  // Levels above x's own now span one more element.
+  for (int i = level; i < sl.level; ++i) SetSpan(update[i], i, Span(update[i], i) + 1);
+  SetBackward(x, update[0] == sl.header ? nullptr : update[0]);
+  if (Node* next = Forward(x, 0)) {
+    SetBackward(next, x);
+  } else {
+    sl.tail = x;
+  }
+}
+
+void ZSetValue::SlUnlink(Node* x) {
+  SkipList& sl = *sl_;
+  Node* update[kMaxLevel];
+  const double score = ScoreOf(x);
+  const std::string_view member = x->key();
+  Node* at = sl.header;
+  for (int i = sl.level - 1; i >= 0; --i) {
+    for (Node* f = Forward(at, i); f != nullptr && Before(ScoreOf(f), f->key(), score, member);
+         f = Forward(at, i)) {
+      at = f;
+    }
+    update[i] = at;
+  }
+  for (int i = 0; i < sl.level; ++i) {
+    if (Forward(update[i], i) == x) {
+      SetSpan(update[i], i, Span(update[i], i) + Span(x, i) - 1);
+      SetForward(update[i], i, Forward(x, i));
+    } else {
+      SetSpan(update[i], i, Span(update[i], i) - 1);
+    }
+  }
+  if (Node* next = Forward(x, 0)) {
+    SetBackward(next, Backward(x));
+  } else {
+    sl.tail = Backward(x);
+  }
+  while (sl.level > 1 && Forward(sl.header, sl.level - 1) == nullptr) --sl.level;
+}
+
+size_t ZSetValue::SlRank(double score, std::string_view member) const {
+  const SkipList& sl = *sl_;
+  uint64_t rank = 0;
+  const Node* at = sl.header;
+  for (int i = sl.level - 1; i >= 0; --i) {
+    for (Node* f = Forward(at, i);
+         f != nullptr &&
+         (ScoreOf(f) < score || (ScoreOf(f) == score && f->key().compare(member) <= 0));
+         f = Forward(at, i)) {
+      rank += Span(at, i);
+      at = f;
+    }
+    if (at != sl.header && at->key() == member) return rank;
+  }
+  return 0;
+}
+
+Dict::Node* ZSetValue::SlByRank(size_t rank) const {
+  const SkipList& sl = *sl_;
+  uint64_t traversed = 0;
+  Node* at = sl.header;
+  for (int i = sl.level - 1; i >= 0; --i) {
+    for (Node* f = Forward(at, i); f != nullptr && traversed + Span(at, i) <= rank;
+         f = Forward(at, i)) {
+      traversed += Span(at, i);
+      at = f;
+    }
+    if (traversed == rank) return at == sl.header ? nullptr : at;
+  }
+  return nullptr;
+}
+
+// ---- reads
+
+std::optional<double> ZSetValue::Score(std::string_view member) const {
+  if (packed()) {
+    const size_t pos = LpFind(member);
+    if (pos == lp_.end()) return std::nullopt;
+    return LpScore(pos);
+  }
+  const Node* n = sl_->dict.Find(member);
+  if (n == nullptr) return std::nullopt;
+  return ScoreOf(n);
+}
+
+std::optional<size_t> ZSetValue::Rank(std::string_view member, bool reverse) const {
+  const size_t n = size();
+  if (packed()) {
+    size_t rank = 0;
+    for (size_t pos = lp_.begin(); pos < lp_.end(); pos = lp_.Next(lp_.Next(pos)), ++rank) {
+      if (lp_.At(pos) == member) return reverse ? n - 1 - rank : rank;
+    }
+    return std::nullopt;
+  }
+  const Node* node = sl_->dict.Find(member);
+  if (node == nullptr) return std::nullopt;
+  const size_t rank = SlRank(ScoreOf(node), member);
+  if (rank == 0) return std::nullopt;
+  return reverse ? n - rank : rank - 1;
+}
+
+std::string_view ZSetValue::Iter::member() const {
+  return z_->packed() ? z_->lp_.At(pos_) : node_->key();
+}
+
+double ZSetValue::Iter::score() const {
+  return z_->packed() ? z_->LpScore(pos_) : ScoreOf(node_);
+}
+
+void ZSetValue::Iter::Next() {
+  if (z_->packed()) {
+    pos_ = z_->lp_.Next(z_->lp_.Next(pos_));
+  } else {
+    node_ = Forward(node_, 0);
+  }
+}
+
+void ZSetValue::Iter::Prev() {
+  if (z_->packed()) {
+    pos_ = pos_ == z_->lp_.begin() ? z_->lp_.end() : z_->lp_.Prev(z_->lp_.Prev(pos_));
+  } else {
+    node_ = Backward(node_);
+  }
+}
+
+void ZSetValue::Iter::Skip(size_t n, bool back) {
+  if (n == 0 || !valid()) return;
+  if (!z_->packed()) {
+    // By rank: O(log N) however far (Redis walks the links one by one).
+    const size_t rank = z_->RankOf(*this);
+    if (back) {
+      node_ = n > rank ? nullptr : z_->SlByRank(rank - n + 1);
+    } else {
+      node_ = rank + n >= z_->size() ? nullptr : z_->SlByRank(rank + n + 1);
+    }
+    return;
+  }
+  while (n-- > 0 && valid()) back ? Prev() : Next();
+}
+
+ZSetValue::Iter ZSetValue::AtRank(size_t rank) const {
+  Iter it(this);
+  if (packed()) {
+    it.pos_ = rank >= size() ? lp_.end() : lp_.Seek(static_cast<int64_t>(2 * rank));
+  } else {
+    it.node_ = rank >= size() ? nullptr : SlByRank(rank + 1);
+  }
+  return it;
+}
+
+ZSetValue::Iter ZSetValue::Last() const {
+  Iter it(this);
+  if (packed()) {
+    it.pos_ = lp_.empty() ? lp_.end() : lp_.Prev(lp_.Prev(lp_.end()));
+  } else {
+    it.node_ = sl_->tail;
+  }
+  return it;
+}
+
+ZSetValue::Iter ZSetValue::FirstInRange(const ScoreRange& range) const {
+  Iter it(this);
+  if (packed()) {
+    for (it = First(); it.valid(); it.Next()) {
+      const double s = it.score();
+      if (range.AboveMin(s)) {
+        if (!range.BelowMax(s)) it.pos_ = lp_.end();
+        return it;
+      }
+    }
+    return it;
+  }
+  const SkipList& sl = *sl_;
+  if (range.Empty() || sl.tail == nullptr || !range.AboveMin(ScoreOf(sl.tail)) ||
+      !range.BelowMax(ScoreOf(Forward(sl.header, 0)))) {
+    return it;
+  }
+  const Node* at = sl.header;
+  for (int i = sl.level - 1; i >= 0; --i) {
+    for (Node* f = Forward(at, i); f != nullptr && !range.AboveMin(ScoreOf(f));
+         f = Forward(at, i)) {
+      at = f;
+    }
+  }
+  at = Forward(at, 0);
+  if (at != nullptr && range.BelowMax(ScoreOf(at))) it.node_ = at;
+  return it;
+}
+
+ZSetValue::Iter ZSetValue::LastInRange(const ScoreRange& range) const {
+  Iter it(this);
+  if (packed()) {
+    for (it = Last(); it.valid(); it.Prev()) {
+      const double s = it.score();
+      if (range.BelowMax(s)) {
+        if (!range.AboveMin(s)) it.pos_ = lp_.end();
+        return it;
+      }
+    }
+    return it;
+  }
+  const SkipList& sl = *sl_;
+  if (range.Empty() || sl.tail == nullptr || !range.AboveMin(ScoreOf(sl.tail)) ||
+      !range.BelowMax(ScoreOf(Forward(sl.header, 0)))) {
+    return it;
+  }
+  const Node* at = sl.header;
+  for (int i = sl.level - 1; i >= 0; --i) {
+    for (Node* f = Forward(at, i); f != nullptr && range.BelowMax(ScoreOf(f)); f = Forward(at, i)) {
+      at = f;
+    }
+  }
+  if (at != sl.header && range.AboveMin(ScoreOf(at))) it.node_ = at;
+  return it;
+}
+
+ZSetValue::Iter ZSetValue::FirstInLex(const LexRange& range) const {
+  Iter it(this);
+  if (packed()) {
+    for (it = First(); it.valid(); it.Next()) {
+      const std::string_view m = it.member();
+      if (range.AboveMin(m)) {
+        if (!range.BelowMax(m)) it.pos_ = lp_.end();
+        return it;
+      }
+    }
+    return it;
+  }
+  const SkipList& sl = *sl_;
+  if (range.Empty() || sl.tail == nullptr || !range.AboveMin(sl.tail->key()) ||
+      !range.BelowMax(Forward(sl.header, 0)->key())) {
+    return it;
+  }
+  const Node* at = sl.header;
+  for (int i = sl.level - 1; i >= 0; --i) {
+    for (Node* f = Forward(at, i); f != nullptr && !range.AboveMin(f->key()); f = Forward(at, i)) {
+      at = f;
+    }
+  }
+  at = Forward(at, 0);
+  if (at != nullptr && range.BelowMax(at->key())) it.node_ = at;
+  return it;
+}
+
+ZSetValue::Iter ZSetValue::LastInLex(const LexRange& range) const {
+  Iter it(this);
+  if (packed()) {
+    for (it = Last(); it.valid(); it.Prev()) {
+      const std::string_view m = it.member();
+      if (range.BelowMax(m)) {
+        if (!range.AboveMin(m)) it.pos_ = lp_.end();
+        return it;
+      }
+    }
+    return it;
+  }
+  const SkipList& sl = *sl_;
+  if (range.Empty() || sl.tail == nullptr || !range.AboveMin(sl.tail->key()) ||
+      !range.BelowMax(Forward(sl.header, 0)->key())) {
+    return it;
+  }
+  const Node* at = sl.header;
+  for (int i = sl.level - 1; i >= 0; --i) {
+    for (Node* f = Forward(at, i); f != nullptr && range.BelowMax(f->key()); f = Forward(at, i)) {
+      at = f;
+    }
+  }
+  if (at != sl.header && range.AboveMin(at->key())) it.node_ = at;
+  return it;
+}
+
+size_t ZSetValue::RankOf(const Iter& it) const {
+  if (!packed()) return SlRank(ScoreOf(it.node_), it.node_->key()) - 1;
+  size_t rank = 0;
+  for (size_t pos = lp_.begin(); pos != it.pos_; pos = lp_.Next(lp_.Next(pos))) ++rank;
+  return rank;
+}
+
+size_t ZSetValue::CountInRange(const ScoreRange& range) const {
+  Iter first = FirstInRange(range);
+  if (!first.valid()) return 0;
+  if (packed()) {
+    size_t n = 0;
+    for (; first.valid() && range.BelowMax(first.score()); first.Next()) ++n;
+    return n;
+  }
+  return RankOf(LastInRange(range)) - RankOf(first) + 1;
+}
+
+size_t ZSetValue::CountInLex(const LexRange& range) const {
+  Iter first = FirstInLex(range);
+  if (!first.valid()) return 0;
+  if (packed()) {
+    size_t n = 0;
+    for (; first.valid() && range.BelowMax(first.member()); first.Next()) ++n;
+    return n;
+  }
+  return RankOf(LastInLex(range)) - RankOf(first) + 1;
+}
+
+ZSetValue::Iter ZSetValue::Random(std::mt19937_64& rng) const {
+  // A uniform rank (a skiplist finds it in O(log N)): every element equally
+  // likely, as Redis's dictGetFairRandomKey aims for.
+  return AtRank(static_cast<size_t>(rng() % size()));
+}
+
+// ---- changes
+
+ZSetValue::SetResult ZSetValue::Set(std::string_view member, double score,
+                                    const EncodingLimits& limits) {
+  if (packed()) {
+    const size_t pos = LpFind(member);
+    if (pos != lp_.end()) {
+      if (LpScore(pos) == score) return SetResult::kSame;
+      lp_.Erase(pos, 2);
+      LpInsert(member, score);
+      return SetResult::kUpdated;
+    }
+    if (static_cast<int64_t>(size()) + 1 > limits.zset_max_listpack_entries ||
+        static_cast<int64_t>(member.size()) > limits.zset_max_listpack_value) {
+      ConvertToSkiplist();
+    } else {
+      LpInsert(member, score);
+      return SetResult::kAdded;
+    }
+  }
+  if (Node* n = sl_->dict.Find(member)) {
+    const double cur = ScoreOf(n);
+    if (cur == score) return SetResult::kSame;
+    // Redis's zslUpdateScore: a node that stays between its neighbours only
+    // changes its score; otherwise it moves.
+    Node* back = Backward(n);
+    Node* next = Forward(n, 0);
+    if ((back == nullptr || ScoreOf(back) < score) && (next == nullptr || ScoreOf(next) > score)) {
+      SetScore(n, score);
+    } else {
+      SlUnlink(n);
+      SetScore(n, score);
+      SlInsert(n);
+    }
+    return SetResult::kUpdated;
+  }
+  SlInsert(SlNewNode(member, score));
+  return SetResult::kAdded;
+}
+
+bool ZSetValue::Remove(std::string_view member) {
+  if (packed()) {
+    const size_t pos = LpFind(member);
+    if (pos == lp_.end()) return false;
+    lp_.Erase(pos, 2);
+    return true;
+  }
+  Node* n = sl_->dict.Find(member);
+  if (n == nullptr) return false;
+  SlUnlink(n);
+  sl_->dict.Erase(member);
+  return true;
+}
+
+void ZSetValue::ConvertToSkiplist() {
+  if (!packed()) return;
+  auto sl = std::make_unique<SkipList>();
+  sl_ = std::move(sl);
+  for (size_t pos = lp_.begin(); pos < lp_.end(); pos = lp_.Next(lp_.Next(pos))) {
+    SlInsert(SlNewNode(lp_.At(pos), LpScore(pos)));
+  }
+  lp_.Clear();
+  lp_.Shrink();
+}
+
+// ---- Object
+
+std::unique_ptr<Object> ZSetValue::Clone() const {
+  auto copy = std::make_unique<ZSetValue>(packed());
+  if (packed()) {
+    copy->lp_ = lp_;
+    return copy;
+  }
+  for (const Node* n = Forward(sl_->header, 0); n != nullptr; n = Forward(n, 0)) {
+    copy->SlInsert(copy->SlNewNode(n->key(), ScoreOf(n)));
+  }
+  return copy;
+}
+
+bool ZSetValue::Equals(const Object& other) const {
+  if (other.type() != kType || other.size() != size()) return false;
+  const auto& o = static_cast<const ZSetValue&>(other);
+  Iter a = First(), b = o.First();
+  for (; a.valid() && b.valid(); a.Next(), b.Next()) {
+    if (a.member() != b.member() || a.score() != b.score()) return false;
+  }
+  return !a.valid() && !b.valid();
+}
+
+void ZSetValue::WriteRecords(std::string_view key, aof::Batch& out) const {
+  constexpr size_t kBatch = 64;  // pairs per record, as Redis's rewrite
+  std::vector<std::string> scores;
+  std::vector<std::string_view> words;
+  scores.reserve(kBatch);
+  words.reserve(2 * kBatch);
+  auto flush = [&] {
+    if (words.empty()) return;
+    out.Append(aof::Op::kZAdd, key, words);
+    words.clear();
+    scores.clear();
+  };
+  for (Iter it = First(); it.valid(); it.Next()) {
+    scores.push_back(FormatScore(it.score()));
+    words.push_back(scores.back());
+    words.push_back(it.member());
+    if (scores.size() == kBatch) flush();
+  }
+  flush();
+}
+
+// ---------------------------------------------------------------- appliers
+
+Applied ApplyZAdd(Keyspace& ks, const aof::Record& r, const EncodingLimits& limits) {
+  Applied out;
+  const auto& a = r.args;
+  if (a.size() < 4 || a.size() % 2 != 0) {
+    out.error = "ZADD record without score-member pairs";
+    return out;
+  }
+  // Every score first: a record that cannot apply whole changes nothing.
+  static thread_local std::vector<double> scores;
+  scores.clear();
+  for (size_t i = 2; i < a.size(); i += 2) {
+    auto s = ParseDoubleArg(a[i]);
+    if (!s) {
+      out.error = "ZADD record with a score that is not a number";
+      return out;
+    }
+    scores.push_back(*s);
+  }
+  const Keyspace::Entry* e = ks.Peek(r.key);
+  if (e != nullptr && e->type() != ValueType::kZSet) {
+    out.error = "ZADD on a key that holds a " + std::string(TypeName(e->type()));
+    return out;
+  }
+  if (e == nullptr) {
+    // Redis's ZADD: a listpack, unless the settings rule it out from the
+    // first member on.
+    const bool packed = limits.zset_max_listpack_entries != 0 &&
+                        limits.zset_max_listpack_value >= static_cast<int64_t>(a[3].size());
+    e = ks.SetObject(r.key, std::make_unique<ZSetValue>(packed), kNoDeadline);
+  }
+  auto* z = static_cast<ZSetValue*>(Keyspace::MutableObject(*e));
+  for (size_t i = 0; i < scores.size(); ++i) {
+    switch (z->Set(a[3 + 2 * i], scores[i], limits)) {
+      case ZSetValue::SetResult::kAdded:
+        ++out.count;
+        out.changed = true;
+        break;
+      case ZSetValue::SetResult::kUpdated:
+        out.changed = true;
+        break;
+      case ZSetValue::SetResult::kSame:
+        break;
+    }
+  }
+  // (A new key always gets its first member, so it is never left empty.)
+  return out;
+}
+
+Applied ApplyZRem(Keyspace& ks, const aof::Record& r) {
+  Applied out;
+  const Keyspace::Entry* e = ks.Peek(r.key);
+  if (e == nullptr) return out;
+  if (e->type() != ValueType::kZSet) {
+    out.error = "ZREM on a key that holds a " + std::string(TypeName(e->type()));
+    return out;
+  }
+  auto* z = static_cast<ZSetValue*>(Keyspace::MutableObject(*e));
+  for (size_t i = 2; i < r.args.size(); ++i) {
+    if (z->Remove(r.args[i])) ++out.count;
+  }
+  out.changed = out.count > 0;
+  if (z->size() == 0) ks.Erase(r.key);
+  return out;
+}
+
+}  // namespace latch
