@@ -269,6 +269,34 @@ std::string Decode(std::span<const std::string_view> args, Record* out) {
     case Op::kRename:
       if (!shaped) return "RENAME record with a wrong number of arguments";
       return {};
+    case Op::kRPush:
+    case Op::kLPush:
+      if (!shaped) return "list push record without an element";
+      return {};
+    case Op::kLPop:
+    case Op::kRPop: {
+      if (!shaped) return "list pop record with a wrong number of arguments";
+      // latch writes the count it removed; Redis writes a single pop without one.
+      auto n = words == 3 ? ParseInt64(args[2]) : std::optional<int64_t>(1);
+      if (!n || *n <= 0) return "list pop record with a count that is not a positive integer";
+      return {};
+    }
+    case Op::kLSet:
+      if (!shaped || !ParseInt64(args[2])) return "LSET record without an integer index";
+      return {};
+    case Op::kLInsert:
+      if (!shaped || !(EqualsIgnoreCase(args[2], "BEFORE") || EqualsIgnoreCase(args[2], "AFTER"))) {
+        return "LINSERT record without BEFORE or AFTER";
+      }
+      return {};
+    case Op::kLRem:
+      if (!shaped || !ParseInt64(args[2])) return "LREM record without an integer count";
+      return {};
+    case Op::kLTrim:
+      if (!shaped || !ParseInt64(args[2]) || !ParseInt64(args[3])) {
+        return "LTRIM record without integer indexes";
+      }
+      return {};
     case Op::kClock:
     case Op::kFence:
       break;  // annotations are lines, not commands (KindOf never names them)

@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -59,6 +60,8 @@ enum CommandFlag : uint32_t {
   kCmdNoMulti = 1u << 10,      // (reported only)
   kCmdAllowBusy = 1u << 11,    // (reported only)
   kCmdSkipSlowlog = 1u << 12,  // never in the slow log (EXEC: its commands are)
+  kCmdBlocking = 1u << 13,     // (reported only) may block the client (BLPOP…)
+  kCmdMovableKeys = 1u << 14,  // (reported only) keys found by parsing (LMPOP…)
   // latch: may grant, re-grant or extend a lease (it calls AdmitGrant). A
   // write command without it only ever removes or shortens: a release, always
   // allowed (the restart quarantine's refusal text lists them).
@@ -165,6 +168,12 @@ struct CommandContext {
   // Whether the command may park the client (WAITAOF, SET … WAIT): only a
   // client's own request may, not one queued in MULTI or called by a script.
   bool may_block = false;
+  // A blocked pop run again because `serving_key` may serve it now
+  // (commands/blocking.h; none: a request as sent). The command serves
+  // from that key only; if it cannot, it writes nothing and sets
+  // keep_waiting, and the client stays parked.
+  std::optional<std::string_view> serving_key;
+  bool keep_waiting = false;
   // Arguments to show as "(redacted)" in the slow log (AUTH's password…):
   // bit i for argv[i].
   uint64_t redacted = 0;
@@ -294,7 +303,9 @@ void RegisterScripting(CommandRegistry& r);
 void RegisterFaults(CommandRegistry& r);  // fault.cc: the test bench
 void RegisterDiagnostics(CommandRegistry& r);
 void RegisterDurability(CommandRegistry& r);
-void RegisterLocks(CommandRegistry& r);  // locks.cc: FENCE, LOCKINFO
+void RegisterLocks(CommandRegistry& r);      // locks.cc: FENCE, LOCKINFO
+void RegisterLists(CommandRegistry& r);      // lists.cc
+void RegisterListMoves(CommandRegistry& r);  // list_moves.cc: moves, LMPOP, blocking pops
 }  // namespace commands
 
 }  // namespace latch

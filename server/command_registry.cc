@@ -150,6 +150,8 @@ CommandRegistry::CommandRegistry() {
   commands::RegisterDiagnostics(*this);
   commands::RegisterDurability(*this);
   commands::RegisterLocks(*this);
+  commands::RegisterLists(*this);
+  commands::RegisterListMoves(*this);
   Index();
 }
 
@@ -212,11 +214,11 @@ void CommandRegistry::WriteInfo(const CommandSpec& c, resp::ReplySink& w) {
   w.Bulk(c.fullname);
   w.Int(c.arity);
   static const std::pair<uint32_t, const char*> kFlagNames[] = {
-      {kCmdWrite, "write"},          {kCmdReadonly, "readonly"},        {kCmdDenyOom, "denyoom"},
-      {kCmdAdmin, "admin"},          {kCmdNoScript, "noscript"},        {kCmdLoading, "loading"},
-      {kCmdStale, "stale"},          {kCmdSkipSlowlog, "skip_slowlog"}, {kCmdFast, "fast"},
-      {kCmdNoAuth, "no_auth"},       {kCmdSentinel, "sentinel"},        {kCmdNoMulti, "no_multi"},
-      {kCmdAllowBusy, "allow_busy"},
+      {kCmdWrite, "write"},      {kCmdReadonly, "readonly"},    {kCmdDenyOom, "denyoom"},
+      {kCmdAdmin, "admin"},      {kCmdNoScript, "noscript"},    {kCmdBlocking, "blocking"},
+      {kCmdLoading, "loading"},  {kCmdStale, "stale"},          {kCmdSkipSlowlog, "skip_slowlog"},
+      {kCmdFast, "fast"},        {kCmdNoAuth, "no_auth"},       {kCmdSentinel, "sentinel"},
+      {kCmdNoMulti, "no_multi"}, {kCmdAllowBusy, "allow_busy"}, {kCmdMovableKeys, "movablekeys"},
   };
   size_t nflags = 0;
   for (const auto& [bit, name] : kFlagNames) nflags += c.has(bit);

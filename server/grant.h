@@ -38,11 +38,11 @@
 namespace latch {
 
 class LeasePolicy;
-class LockWaits;
+class Waiters;
 
 class Grants {
  public:
-  Grants(Store& store, LeasePolicy& policy, const LockWaits& waiters)
+  Grants(Store& store, LeasePolicy& policy, const latch::Waiters& waiters)
       : store_(store), policy_(policy), waiters_(waiters) {}
   Grants(const Grants&) = delete;
   Grants& operator=(const Grants&) = delete;
@@ -103,7 +103,7 @@ class Grants {
 
   Store& store_;
   LeasePolicy& policy_;
-  const LockWaits& waiters_;
+  const latch::Waiters& waiters_;
 };
 
 }  // namespace latch

@@ -368,9 +368,9 @@ class InfoBuilder {
     Field("known_script_libraries", KnownScriptLibraries());
     // SET … NX WAIT (waiters.h): clients parked in key queues, the keys
     // they wait for, and what became of the waits.
-    const LockWaits& w = s_.lock_waits();
-    Field("lock_waiters", static_cast<uint64_t>(w.total()));
-    Field("lock_wait_keys", static_cast<uint64_t>(w.keys()));
+    const Waiters& w = s_.waiters();
+    Field("lock_waiters", static_cast<uint64_t>(w.lock_waiters()));
+    Field("lock_wait_keys", static_cast<uint64_t>(w.lock_keys()));
     Field("lock_handoffs", w.handoffs());
     Field("lock_wait_timeouts", w.timeouts());
     // SET … FENCE: every token issued from now on is at least this.

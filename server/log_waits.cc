@@ -80,8 +80,8 @@ void Server::OnResume(uv_idle_t* idle) {
 
 void Server::ForgetWaits(Connection& c) {
   std::erase_if(fsync_waits_, [&](const FsyncWait& w) { return w.client == &c; });
-  // A lock waiter that disconnects leaves its queue: the next one moves up.
-  lock_waits_.Forget(c);
+  // A waiter that disconnects leaves its queues: the next one moves up.
+  waiters_.Forget(c);
   std::erase(resumable_, &c);
 }
 

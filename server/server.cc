@@ -57,7 +57,7 @@ Server::Server(Config config, std::unique_ptr<Clock> clock)
       bio_(std::make_unique<BackgroundIo>()),
       policy_(
           std::make_unique<LeasePolicy>(config_, *bio_, clock_->Id(), commands_.ReleaseCommands())),
-      grants_(store_, *policy_, lock_waits_),
+      grants_(store_, *policy_, waiters_),
       gate_(commands_, store_, grants_, *this, *this) {
   uv_loop_init(&loop_);
   aof::SetMessageSink(LogMessage);
@@ -68,13 +68,13 @@ Server::Server(Config config, std::unique_ptr<Clock> clock)
   store_.set_encoding_limits(EncodingLimitsOf(config_));
   store_.set_key_observer([this](int db, std::string_view key) {
     watches_.Touched(db, key);
-    if (!lock_waits_.empty()) lock_waits_.Touched(DbKey(db, key));
+    if (!waiters_.empty()) waiters_.Touched(DbKey(db, key));
   });
   store_.set_flush_observer([this](int db) {
     watches_.TouchedAll(db);
     // Every queue is looked at again (those of other databases find their
     // key still held and stay as they are).
-    lock_waits_.TouchedAll();
+    waiters_.TouchedAll();
   });
   store_.set_expiry_observer([this](std::string_view) { ++stats_.expired_keys; });
   // The test bench (faults.h, history.h): the history file is opened by Run().
@@ -354,9 +354,9 @@ bool Server::Dispatch(Connection& client, std::span<const std::string_view> argv
   // Connection::Flush holds it back until then. So a process crash never
   // loses an acknowledged write, whatever the policy.
   HoldForLog(client, reply_start, changes_before);
-  // A key with waiters released or expired by this command goes to its
-  // first waiter now, before any other request runs (lock_waits.cc).
-  if (lock_waits_.has_touched()) ServeLockWaits();
+  // A key with waiters released, expired or pushed to by this command goes
+  // to its first waiters now, before any other request runs (waits.cc).
+  if (waiters_.has_touched()) ServeWaiters();
   if (client.blocked) return false;  // parked: the reply comes when the wait ends
   bool kept = FinishReply(client, reply_start);
   // The test bench: FAULT DELAY / DROP of this reply.
@@ -573,12 +573,12 @@ void Server::Cron() {
   // Parked WAITAOF requests whose deadline passed (or whose fsync happened
   // while the loop slept).
   if (!fsync_waits_.empty()) ServeFsyncWaits(now.mono);
-  // Lock waiters: keys the expiry cycle removed, and grants the lease
-  // policy refused until now (a quarantine that ended, a state record that
-  // can be written again).
-  if (!lock_waits_.empty()) {
-    lock_waits_.TouchRetries();
-    ServeLockWaits();
+  // Waiters: keys the expiry cycle removed, and grants the lease policy
+  // refused until now (a quarantine that ended, a state record that can be
+  // written again).
+  if (!waiters_.empty()) {
+    waiters_.TouchRetries();
+    ServeWaiters();
   }
 
   // Idle clients and clients stuck over their output limit.

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "server/types/list.h"
+
 namespace latch {
 
 namespace {
@@ -104,6 +106,23 @@ class Store::Applier final : public aof::Handler {
   void Rename(const aof::Record& r) override {
     if (!s_.cur_->Rename(r.args[1], r.args[2])) error = "RENAME of a key that does not exist";
   }
+  // Lists (types/list.h).
+  void RPush(const aof::Record& r) override {
+    Take(ApplyListPush(*s_.cur_, r, ListValue::End::kTail, s_.limits_));
+  }
+  void LPush(const aof::Record& r) override {
+    Take(ApplyListPush(*s_.cur_, r, ListValue::End::kHead, s_.limits_));
+  }
+  void LPop(const aof::Record& r) override {
+    Take(ApplyListPop(*s_.cur_, r, ListValue::End::kHead));
+  }
+  void RPop(const aof::Record& r) override {
+    Take(ApplyListPop(*s_.cur_, r, ListValue::End::kTail));
+  }
+  void LSet(const aof::Record& r) override { Take(ApplyListSet(*s_.cur_, r, s_.limits_)); }
+  void LInsert(const aof::Record& r) override { Take(ApplyListInsert(*s_.cur_, r, s_.limits_)); }
+  void LRem(const aof::Record& r) override { Take(ApplyListRemove(*s_.cur_, r)); }
+  void LTrim(const aof::Record& r) override { Take(ApplyListTrim(*s_.cur_, r)); }
 
   // What the last record did (its error: a record this keyspace cannot
   // take, such as an HSET on a key that holds a string).

@@ -28,10 +28,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <map>
 #include <span>
 #include <string>
@@ -47,6 +49,7 @@
 #include "server/config.h"
 #include "server/replay.h"
 #include "server/store.h"
+#include "server/types/list.h"
 
 namespace {
 
@@ -95,6 +98,9 @@ struct ModelEntry {
   std::string value;
   int64_t deadline = latch::kNoDeadline;
   uint64_t token = 0;  // fencing token (0: none)
+  // A list (the list records): its elements, head first.
+  bool is_list = false;
+  std::deque<std::string> list;
 };
 
 // The model: (database, key) → entry, the selected database, the clock
@@ -196,7 +202,113 @@ class ModelApplier final : public latch::aof::Handler {
     m_.keys()[std::string(r.args[2])] = std::move(moved);
   }
 
+  // Lists: a deque per key. A list record on a key of another type changes
+  // nothing (the replay skips it); an emptied list is no key.
+  void RPush(const Record& r) override { Push(r, false); }
+  void LPush(const Record& r) override { Push(r, true); }
+  void LPop(const Record& r) override { Pop(r, true); }
+  void RPop(const Record& r) override { Pop(r, false); }
+  void LSet(const Record& r) override {
+    std::deque<std::string>* l = List(r.key);
+    int64_t i = *latch::ParseInt64(r.args[2]);
+    if (l == nullptr) return;
+    if (i < 0) i += static_cast<int64_t>(l->size());
+    if (i >= 0 && i < static_cast<int64_t>(l->size())) (*l)[i] = std::string(r.args[3]);
+  }
+  void LInsert(const Record& r) override {
+    std::deque<std::string>* l = List(r.key);
+    if (l == nullptr) return;
+    auto it = std::find(l->begin(), l->end(), r.args[3]);
+    if (it == l->end()) return;
+    if (latch::EqualsIgnoreCase(r.args[2], "AFTER")) ++it;
+    l->insert(it, std::string(r.args[4]));
+  }
+  void LRem(const Record& r) override {
+    std::deque<std::string>* l = List(r.key);
+    if (l == nullptr) return;
+    int64_t count = *latch::ParseInt64(r.args[2]);
+    uint64_t limit = count < 0 ? 0 - static_cast<uint64_t>(count) : static_cast<uint64_t>(count);
+    uint64_t removed = 0;
+    std::deque<std::string> kept;
+    if (count >= 0) {
+      for (auto& e : *l) {
+        if (e == r.args[3] && (limit == 0 || removed < limit)) {
+          ++removed;
+        } else {
+          kept.push_back(std::move(e));
+        }
+      }
+    } else {
+      for (auto it = l->rbegin(); it != l->rend(); ++it) {
+        if (*it == r.args[3] && removed < limit) {
+          ++removed;
+        } else {
+          kept.push_front(std::move(*it));
+        }
+      }
+    }
+    *l = std::move(kept);
+    DropIfEmpty(r.key);
+  }
+  void LTrim(const Record& r) override {
+    std::deque<std::string>* l = List(r.key);
+    if (l == nullptr) return;
+    int64_t n = static_cast<int64_t>(l->size());
+    int64_t start = *latch::ParseInt64(r.args[2]), stop = *latch::ParseInt64(r.args[3]);
+    if (start < 0) start += n;
+    if (stop < 0) stop += n;
+    if (start < 0) start = 0;
+    if (start > stop || start >= n) {
+      l->clear();
+    } else {
+      if (stop >= n) stop = n - 1;
+      *l = std::deque<std::string>(l->begin() + start, l->begin() + stop + 1);
+    }
+    DropIfEmpty(r.key);
+  }
+
  private:
+  // The list at `key`, or nullptr (absent, or another type).
+  std::deque<std::string>* List(std::string_view key) {
+    auto it = m_.keys().find(key);
+    if (it == m_.keys().end() || !it->second.is_list) return nullptr;
+    return &it->second.list;
+  }
+  void DropIfEmpty(std::string_view key) {
+    auto it = m_.keys().find(key);
+    if (it != m_.keys().end() && it->second.is_list && it->second.list.empty()) m_.keys().erase(it);
+  }
+  void Push(const Record& r, bool head) {
+    auto it = m_.keys().find(r.key);
+    if (it == m_.keys().end()) {
+      ModelEntry fresh;
+      fresh.is_list = true;
+      it = m_.keys().emplace(std::string(r.key), std::move(fresh)).first;
+    } else if (!it->second.is_list) {
+      return;
+    }
+    for (std::string_view v : r.args.subspan(2)) {
+      if (head) {
+        it->second.list.emplace_front(v);
+      } else {
+        it->second.list.emplace_back(v);
+      }
+    }
+  }
+  void Pop(const Record& r, bool head) {
+    std::deque<std::string>* l = List(r.key);
+    if (l == nullptr) return;
+    int64_t n = r.args.size() > 2 ? *latch::ParseInt64(r.args[2]) : 1;
+    for (; n > 0 && !l->empty(); --n) {
+      if (head) {
+        l->pop_front();
+      } else {
+        l->pop_back();
+      }
+    }
+    DropIfEmpty(r.key);
+  }
+
   Model& m_;
   latch::TimeSnapshot now_;
 };
@@ -491,7 +603,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const auto& [key, entry] : model.dbs[db]) {
       const latch::Keyspace::Entry* e = store.Find(key, now);
       Check(e != nullptr, "a key of the model is missing", key);
-      Check(e->value() == entry.value, "value differs from the model", key);
+      if (entry.is_list) {
+        Check(e->type() == latch::ValueType::kList, "a list of the model is not a list", key);
+        const auto* l = static_cast<const latch::ListValue*>(e->object());
+        Check(l->size() == entry.list.size(), "list length differs from the model", key);
+        size_t i = 0;
+        for (auto c = l->Head(); c.valid(); c.Next(), ++i) {
+          Check(c.value() == entry.list[i], "list element differs from the model", key);
+        }
+      } else {
+        Check(e->is_string(), "a string of the model is not a string", key);
+        Check(e->value() == entry.value, "value differs from the model", key);
+      }
       Check(e->deadline == entry.deadline, "deadline differs from the model", key);
       Check(e->token() == entry.token, "fencing token differs from the model", key);
     }
