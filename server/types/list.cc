@@ -11,13 +11,13 @@
 
 namespace latch {
 
-// One node: a packed run of elements, linked to its neighbours. A "plain"
-// node holds a single element at least as large as the packed threshold.
+// One node: a packed run of elements, linked to its neighbours (two
+// pointers and the PackedList: nothing else, so that a small list's one node
+// stays in a small allocation).
 struct ListValue::Node {
   Node* prev = nullptr;
   Node* next = nullptr;
   PackedList items;
-  bool plain = false;
 };
 
 namespace {
@@ -41,13 +41,17 @@ bool IsLarge(size_t len) {
   return len >= g_packed_threshold;
 }
 
-// What glibc's malloc gives for a request of n bytes (usable size).
-size_t MallocSize(size_t n) {
-  const size_t chunk = std::max<size_t>(32, (n + 8 + 15) & ~size_t{15});
-  return chunk - 8;
+}  // namespace
+
+// A "plain" node: the one element of its node, as large as the packed
+// threshold (Redis's QUICKLIST_NODE_CONTAINER_PLAIN). Nothing is inserted
+// into it nor merged with it. (Told by its size rather than a flag: a node
+// stays two pointers and its PackedList.)
+bool ListValue::IsPlain(const Node* n) {
+  return n->items.size() == 1 && n->items.bytes() >= g_packed_threshold;
 }
 
-}  // namespace
+namespace {}  // namespace
 
 bool ListValue::SetPackedThreshold(uint64_t bytes) {
   // Redis's rules: nothing at or near 4 GB; 0 restores the default.
@@ -98,7 +102,6 @@ ListValue::ListValue(const ListValue& other) : Object(other) {
     Node* copy = NewNode(tail_, true);
     copy->items = n->items;
     copy->items.Shrink();
-    copy->plain = n->plain;
   }
   count_ = other.count_;
 }
@@ -110,9 +113,7 @@ std::unique_ptr<Object> ListValue::Clone() const {
 size_t ListValue::memory() const {
   size_t bytes = malloc_usable_size(const_cast<ListValue*>(this));
   for (const Node* n = head_; n != nullptr; n = n->next) {
-    bytes += malloc_usable_size(const_cast<Node*>(n));
-    // (A buffer of up to 15 bytes lives inside the string, in the node.)
-    if (n->items.capacity() > 15) bytes += MallocSize(n->items.capacity() + 1);
+    bytes += malloc_usable_size(const_cast<Node*>(n)) + n->items.capacity();
   }
   return bytes;
 }
@@ -219,7 +220,7 @@ void ListValue::Unlink(Node* n) {
 }
 
 bool ListValue::AllowInsert(const Node* n, size_t len, int64_t fill) const {
-  if (n == nullptr || n->plain || IsLarge(len)) return false;
+  if (n == nullptr || IsPlain(n) || IsLarge(len)) return false;
   // Redis's estimate of the node's size with one more element.
   const size_t new_sz = n->items.bytes() + kListpackFrame + len + kEstimateOverhead;
   if (fill < 0) return new_sz <= kSizeLevels[-fill - 1];
@@ -253,7 +254,7 @@ ListValue::Node* ListValue::Split(Node* n, size_t pos, bool after) {
 void ListValue::MergeAround(Node* n, int64_t fill) {
   // Redis's test: the two listpacks would fit in one node.
   auto fits = [&](const Node* a, const Node* b) {
-    if (a == nullptr || b == nullptr || a->plain || b->plain) return false;
+    if (a == nullptr || b == nullptr || IsPlain(a) || IsPlain(b)) return false;
     const size_t merged = a->items.bytes() + b->items.bytes() + kListpackFrame;
     if (fill < 0) return merged <= kSizeLevels[-fill - 1];
     if (merged > kSafetyLimit) return false;
@@ -280,8 +281,7 @@ void ListValue::Push(End end, std::string_view value, int64_t fill) {
   const bool at_tail = end == End::kTail;
   Node* n = at_tail ? tail_ : head_;
   if (IsLarge(value.size())) {
-    n = NewNode(n, at_tail);
-    n->plain = true;
+    n = NewNode(n, at_tail);  // a node of its own
   } else if (!AllowInsert(n, value.size(), fill)) {
     n = NewNode(n, at_tail);
   }
@@ -324,10 +324,8 @@ void ListValue::InsertAt(Cursor at, std::string_view value, bool after, int64_t 
   if (IsLarge(value.size())) {
     // A node of its own: next to n when the element goes at n's edge, else
     // between the two halves of n.
-    if (!n->plain && !at_node_tail && !at_node_head) Split(n, pos, after);
-    Node* m = NewNode(n, after);
-    m->plain = true;
-    m->items.PushBack(value);
+    if (!IsPlain(n) && !at_node_tail && !at_node_head) Split(n, pos, after);
+    NewNode(n, after)->items.PushBack(value);
     return;
   }
   if (AllowInsert(n, value.size(), fill)) {
@@ -342,7 +340,7 @@ void ListValue::InsertAt(Cursor at, std::string_view value, bool after, int64_t 
     n->prev->items.PushBack(value);
     return;
   }
-  if (at_node_tail || at_node_head || n->plain) {
+  if (at_node_tail || at_node_head || IsPlain(n)) {
     NewNode(n, after)->items.PushBack(value);
     return;
   }
@@ -389,7 +387,7 @@ bool ListValue::Set(int64_t index, std::string_view value, int64_t fill) {
   if (!c.valid()) return false;
   if (index < 0) index += static_cast<int64_t>(count_);
   Node* n = const_cast<Node*>(c.node_);
-  if (!n->plain && !IsLarge(value.size())) {
+  if (!IsPlain(n) && !IsLarge(value.size())) {
     n->items.Replace(c.pos_, value);
     return true;
   }

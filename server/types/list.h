@@ -128,6 +128,7 @@ class ListValue final : public Object {
   // Merges `n` with a neighbour when both fit in one node (after a split).
   void MergeAround(Node* n, int64_t fill);
   bool AllowInsert(const Node* n, size_t len, int64_t fill) const;
+  static bool IsPlain(const Node* n);
 
   Node* head_ = nullptr;
   Node* tail_ = nullptr;
