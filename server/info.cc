@@ -152,7 +152,8 @@ class InfoBuilder {
     Field("maxclients", s_.config().maxclients);
     Field("client_recent_max_input_buffer", static_cast<uint64_t>(max_in));
     Field("client_recent_max_output_buffer", static_cast<uint64_t>(max_out));
-    // WAITAOF and SET … NX WAIT park clients (log_waits.cc, lock_waits.cc).
+    // WAITAOF, SET … NX WAIT and the blocking pops park clients (log_waits.cc,
+    // waits.cc).
     Field("blocked_clients", static_cast<uint64_t>(s_.parked_clients()));
     Field("tracking_clients", int64_t{0});
     Field("clients_in_timeout_table", int64_t{0});
