@@ -313,6 +313,7 @@ std::string Decode(std::span<const std::string_view> args, Record* out) {
     case Op::kSAdd:
     case Op::kSRem:
       if (!shaped) return std::string(kind.word) + " record without a member";
+      return {};
     case Op::kZAdd:
       // Each score as Redis's ZADD reads it (string2d): no NaN, no junk.
       if (!shaped) return "ZADD record without score-member pairs";
@@ -322,6 +323,34 @@ std::string Decode(std::span<const std::string_view> args, Record* out) {
       return {};
     case Op::kZRem:
       if (!shaped) return "ZREM record without a member";
+      return {};
+    case Op::kRPush:
+    case Op::kLPush:
+      if (!shaped) return "list push record without an element";
+      return {};
+    case Op::kLPop:
+    case Op::kRPop: {
+      if (!shaped) return "list pop record with a wrong number of arguments";
+      // latch writes the count it removed; Redis writes a single pop without one.
+      auto n = words == 3 ? ParseInt64(args[2]) : std::optional<int64_t>(1);
+      if (!n || *n <= 0) return "list pop record with a count that is not a positive integer";
+      return {};
+    }
+    case Op::kLSet:
+      if (!shaped || !ParseInt64(args[2])) return "LSET record without an integer index";
+      return {};
+    case Op::kLInsert:
+      if (!shaped || !(EqualsIgnoreCase(args[2], "BEFORE") || EqualsIgnoreCase(args[2], "AFTER"))) {
+        return "LINSERT record without BEFORE or AFTER";
+      }
+      return {};
+    case Op::kLRem:
+      if (!shaped || !ParseInt64(args[2])) return "LREM record without an integer count";
+      return {};
+    case Op::kLTrim:
+      if (!shaped || !ParseInt64(args[2]) || !ParseInt64(args[3])) {
+        return "LTRIM record without integer indexes";
+      }
       return {};
     case Op::kClock:
     case Op::kFence:

@@ -18,6 +18,21 @@
 //
 // Records are effects, never requests (record.h says why): each is a command
 // redis-server itself replays to the same data.
+//
+// Lists. Eight kinds, each the effect of one list command in that command's
+// own words, so a reader of the log (or redis-check-aof) sees what happened:
+// RPUSH and LPUSH (also for LPUSHX/RPUSHX, which only differ in whether they
+// may create the key), LPOP and RPOP with the count actually removed (LPOP,
+// RPOP, LMPOP, BLPOP, BRPOP, BLMPOP, and a blocked pop served later: "LPOP
+// key 1"), LSET, LINSERT, LREM and LTRIM. Nothing smaller expresses every
+// list write exactly: a change in the middle needs LSET (replace), LINSERT
+// (insert) or LREM (remove), and the ends need a push per end. The pops and
+// LTRIM overlap (LPOP key n is LTRIM key n -1) but each is kept as the one
+// record of its command, as Redis 7.0 itself propagates them. The moves —
+// LMOVE, RPOPLPUSH, BLMOVE, BRPOPLPUSH — get no kind of their own: they are a
+// pop and a push written as one unit (MULTI … EXEC, so a replay applies both
+// or neither); on a single list, the push comes first, so the list is never
+// empty in between and keeps its TTL, as it does in Redis.
 #pragma once
 
 // clang-format off
@@ -48,6 +63,15 @@
   /* sorted sets (server/types/zset.h) */                                        \
   X(ZAdd,      "ZADD",      4, -1, 2) /* ZADD key score member [score member]* */\
   X(ZRem,      "ZREM",      3, -1, 1) /* ZREM key member [member ...] */         \
+  /* lists (server/types/list.h; the set is explained below) */                  \
+  X(RPush,     "RPUSH",     3, -1, 1) /* RPUSH key element [element ...] */      \
+  X(LPush,     "LPUSH",     3, -1, 1) /* LPUSH key element [element ...] */      \
+  X(LPop,      "LPOP",      2, 3, 1)  /* LPOP key [count] */                     \
+  X(RPop,      "RPOP",      2, 3, 1)  /* RPOP key [count] */                     \
+  X(LSet,      "LSET",      4, 4, 1)  /* LSET key index element */               \
+  X(LInsert,   "LINSERT",   5, 5, 1)  /* LINSERT key BEFORE|AFTER pivot element */ \
+  X(LRem,      "LREM",      4, 4, 1)  /* LREM key count element */               \
+  X(LTrim,     "LTRIM",     4, 4, 1)  /* LTRIM key start stop */                 \
   /* annotations */                                                              \
   X(Clock,     "#latch-clock", 0, 0, 1) /* the wall/boot relation (record.h) */  \
   X(Fence,     "#latch-fence", 0, 0, 1) /* the next SET's fencing token */

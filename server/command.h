@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -61,7 +62,8 @@ enum CommandFlag : uint32_t {
   kCmdAllowBusy = 1u << 11,    // (reported only)
   kCmdSkipSlowlog = 1u << 12,  // never in the slow log (EXEC: its commands are)
   kCmdSkipMonitor = 1u << 13,  // shown to MONITOR before it runs (EVAL, FCALL)
-  kCmdMovableKeys = 1u << 20,  // (reported only) keys counted by an argument (KeySpecs)
+  kCmdBlocking = 1u << 14,     // (reported only) may block the client (BLPOP…)
+  kCmdMovableKeys = 1u << 20,  // (reported only) keys found by parsing (LMPOP, ZUNION…)
   // latch: may grant, re-grant or extend a lease (it calls AdmitGrant). A
   // write command without it only ever removes or shortens: a release, always
   // allowed (the restart quarantine's refusal text lists them).
@@ -205,6 +207,12 @@ struct CommandContext {
   // script (which may have read the key before writing it). Only such a
   // write can be blind to a restart quarantine (Grants::Admit).
   bool alone = false;
+  // A blocked pop run again because `serving_key` may serve it now
+  // (commands/blocking.h; none: a request as sent). The command serves
+  // from that key only; if it cannot, it writes nothing and sets
+  // keep_waiting, and the client stays parked.
+  std::optional<std::string_view> serving_key;
+  bool keep_waiting = false;
   // Arguments to show as "(redacted)" in the slow log (AUTH's password…):
   // bit i for argv[i].
   uint64_t redacted = 0;
@@ -348,14 +356,15 @@ void RegisterScripting(CommandRegistry& r);
 void RegisterFaults(CommandRegistry& r);  // fault.cc: the test bench
 void RegisterDiagnostics(CommandRegistry& r);
 void RegisterDurability(CommandRegistry& r);
-void RegisterLocks(CommandRegistry& r);  // locks.cc: FENCE, LOCKINFO
-void RegisterPubSub(CommandRegistry& r);
-void RegisterLocks(CommandRegistry& r);   // locks.cc: FENCE, LOCKINFO
-void RegisterHashes(CommandRegistry& r);  // hashes.cc: HSET … HSCAN
-void RegisterSets(CommandRegistry& r);    // sets.cc: SADD … SSCAN
-void RegisterSetOps(CommandRegistry& r);  // set_ops.cc: SINTER, SUNION, SDIFF (+STORE)…
-void RegisterSort(CommandRegistry& r);    // sort.cc: SORT, SORT_RO
-void RegisterZSets(CommandRegistry& r);  // zsets.cc (+ zset_ranges.cc, zset_algebra.cc)
+void RegisterLocks(CommandRegistry& r);      // locks.cc: FENCE, LOCKINFO
+void RegisterPubSub(CommandRegistry& r);     // pubsub.cc: SUBSCRIBE … PUBSUB
+void RegisterHashes(CommandRegistry& r);     // hashes.cc: HSET … HSCAN
+void RegisterSets(CommandRegistry& r);       // sets.cc: SADD … SSCAN
+void RegisterSetOps(CommandRegistry& r);     // set_ops.cc: SINTER, SUNION, SDIFF (+STORE)…
+void RegisterSort(CommandRegistry& r);       // sort.cc: SORT, SORT_RO
+void RegisterZSets(CommandRegistry& r);      // zsets.cc (+ zset_ranges.cc, zset_algebra.cc)
+void RegisterLists(CommandRegistry& r);      // lists.cc
+void RegisterListMoves(CommandRegistry& r);  // list_moves.cc: moves, LMPOP, blocking pops
 }  // namespace commands
 
 }  // namespace latch

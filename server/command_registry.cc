@@ -231,6 +231,8 @@ CommandRegistry::CommandRegistry() {
   commands::RegisterSetOps(*this);
   commands::RegisterSort(*this);
   commands::RegisterZSets(*this);
+  commands::RegisterLists(*this);
+  commands::RegisterListMoves(*this);
   Index();
 }
 
@@ -293,11 +295,11 @@ void CommandRegistry::WriteInfo(const CommandSpec& c, resp::ReplySink& w) {
   w.Bulk(c.fullname);
   w.Int(c.arity);
   static const std::pair<uint32_t, const char*> kFlagNames[] = {
-      {kCmdWrite, "write"},          {kCmdReadonly, "readonly"},        {kCmdDenyOom, "denyoom"},
-      {kCmdAdmin, "admin"},          {kCmdNoScript, "noscript"},        {kCmdLoading, "loading"},
-      {kCmdStale, "stale"},          {kCmdSkipSlowlog, "skip_slowlog"}, {kCmdFast, "fast"},
-      {kCmdNoAuth, "no_auth"},       {kCmdSentinel, "sentinel"},        {kCmdNoMulti, "no_multi"},
-      {kCmdAllowBusy, "allow_busy"}, {kCmdMovableKeys, "movablekeys"},
+      {kCmdWrite, "write"},      {kCmdReadonly, "readonly"},    {kCmdDenyOom, "denyoom"},
+      {kCmdAdmin, "admin"},      {kCmdNoScript, "noscript"},    {kCmdBlocking, "blocking"},
+      {kCmdLoading, "loading"},  {kCmdStale, "stale"},          {kCmdSkipSlowlog, "skip_slowlog"},
+      {kCmdFast, "fast"},        {kCmdNoAuth, "no_auth"},       {kCmdSentinel, "sentinel"},
+      {kCmdNoMulti, "no_multi"}, {kCmdAllowBusy, "allow_busy"}, {kCmdMovableKeys, "movablekeys"},
   };
   size_t nflags = 0;
   for (const auto& [bit, name] : kFlagNames) nflags += c.has(bit);

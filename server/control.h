@@ -53,6 +53,11 @@ class ServerControl {
   // DEBUG POWERLOSS: cut the log to what was fsynced and exit at once.
   [[noreturn]] virtual void SimulatePowerLoss() = 0;
 
+  // CLIENT UNBLOCK: answers the blocked client `id` (a blocking pop, a lock
+  // waiter, WAITAOF) as its timeout would, or with the UNBLOCKED error, and
+  // lets it go on. False when no such client is blocked.
+  virtual bool UnblockClient(uint64_t id, bool error) = 0;
+
   // The test bench's faults (server/faults.h): FAULT's state.
   virtual Faults& faults() = 0;
 

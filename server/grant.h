@@ -3,7 +3,7 @@
 //
 // A lock is granted by a write: SET and its family (SETNX, SETEX, PSETEX,
 // MSETNX), a key arriving in another database (MOVE), the handoff to a
-// queued waiter (SET … NX WAIT, lock_waits.cc), each redis.call of a script.
+// queued waiter (SET … NX WAIT, waits.cc), each redis.call of a script.
 // Other writes re-grant or extend a lease without taking a free key: a new
 // value for whoever holds the key (GETSET, INCR, APPEND…), a new term
 // (PEXPIRE, GETEX). Every one of them comes here, in this order:
@@ -38,11 +38,11 @@
 namespace latch {
 
 class LeasePolicy;
-class LockWaits;
+class Waiters;
 
 class Grants {
  public:
-  Grants(Store& store, LeasePolicy& policy, const LockWaits& waiters)
+  Grants(Store& store, LeasePolicy& policy, const latch::Waiters& waiters)
       : store_(store), policy_(policy), waiters_(waiters) {}
   Grants(const Grants&) = delete;
   Grants& operator=(const Grants&) = delete;
@@ -109,7 +109,7 @@ class Grants {
 
   Store& store_;
   LeasePolicy& policy_;
-  const LockWaits& waiters_;
+  const latch::Waiters& waiters_;
 };
 
 }  // namespace latch

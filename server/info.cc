@@ -153,7 +153,8 @@ class InfoBuilder {
     Field("maxclients", s_.config().maxclients);
     Field("client_recent_max_input_buffer", static_cast<uint64_t>(max_in));
     Field("client_recent_max_output_buffer", static_cast<uint64_t>(max_out));
-    // WAITAOF and SET … NX WAIT park clients (log_waits.cc, lock_waits.cc).
+    // WAITAOF, SET … NX WAIT and the blocking pops park clients (log_waits.cc,
+    // waits.cc).
     Field("blocked_clients", static_cast<uint64_t>(s_.parked_clients()));
     Field("tracking_clients", int64_t{0});
     Field("clients_in_timeout_table", int64_t{0});
@@ -400,9 +401,9 @@ class InfoBuilder {
     Field("lua_script_calls", s_.stats_.lua_script_calls);
     // SET … NX WAIT (waiters.h): clients parked in key queues, the keys
     // they wait for, and what became of the waits.
-    const LockWaits& w = s_.lock_waits();
-    Field("lock_waiters", static_cast<uint64_t>(w.total()));
-    Field("lock_wait_keys", static_cast<uint64_t>(w.keys()));
+    const Waiters& w = s_.waiters();
+    Field("lock_waiters", static_cast<uint64_t>(w.lock_waiters()));
+    Field("lock_wait_keys", static_cast<uint64_t>(w.lock_keys()));
     Field("lock_handoffs", w.handoffs());
     Field("lock_wait_timeouts", w.timeouts());
     // SET … FENCE: every token issued from now on is at least this.

@@ -51,8 +51,8 @@ void Server::OnResume(uv_idle_t* idle) {
 void Server::ForgetWaits(Connection& c) {
   // WAITAOF, and a reply held for the log.
   persistence_->Forget(c);
-  // A lock waiter that disconnects leaves its queue: the next one moves up.
-  lock_waits_.Forget(c);
+  // A waiter that disconnects leaves its queues: the next one moves up.
+  waiters_.Forget(c);
   std::erase(resumable_, &c);
 }
 

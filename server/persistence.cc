@@ -285,6 +285,26 @@ void Persistence::ParkForFsync(Connection& c, bool local, int64_t numreplicas, i
   fsync_waits_.push_back({&c, local, numreplicas, deadline});
 }
 
+bool Persistence::EndFsyncWait(Connection& c, bool error) {
+  auto it = std::find_if(fsync_waits_.begin(), fsync_waits_.end(),
+                         [&](const FsyncWait& w) { return w.client == &c; });
+  if (it == fsync_waits_.end()) return false;
+  fsync_waits_.erase(it);
+  const ServerControl::LogDurability log = durability();
+  const bool synced = log.enabled && log.fsynced_end >= c.last_write_offset;
+  size_t start = c.output().size();
+  resp::ReplyWriter reply(&c.output(), c.resp);
+  if (error) {
+    reply.Error("UNBLOCKED client unblocked via CLIENT UNBLOCK");
+  } else {
+    reply.Array(2);
+    reply.Int(synced ? 1 : 0);
+    reply.Int(0);
+  }
+  listener_.OnWaitAnswered(c, start);
+  return true;
+}
+
 void Persistence::ServeFsyncWaits(int64_t now) {
   const ServerControl::LogDurability log = durability();
   std::vector<FsyncWait> still;

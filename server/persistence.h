@@ -121,6 +121,9 @@ class Persistence final : private aof::WriterEvents {
   // ---- WAITAOF
   void ParkForFsync(Connection& c, bool local, int64_t numreplicas, int64_t deadline);
   size_t parked() const { return fsync_waits_.size(); }
+  // CLIENT UNBLOCK: ends c's WAITAOF now, answered as at its timeout (or
+  // with the UNBLOCKED error). False if c is not waiting for an fsync.
+  bool EndFsyncWait(Connection& c, bool error);
   // Answers the parked requests whose wait is over (an fsync covered their
   // writes, or the deadline passed); `now` is boot-clock ms. Each completed
   // fsync and the cron call it.

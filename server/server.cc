@@ -57,7 +57,7 @@ Server::Server(Config config, std::unique_ptr<Clock> clock)
       persistence_(std::make_unique<Persistence>(config_, *clock_, store_,
                                                  commands_.ReleaseCommands(),
                                                  static_cast<Persistence::Listener&>(*this))),
-      grants_(store_, persistence_->policy(), lock_waits_),
+      grants_(store_, persistence_->policy(), waiters_),
       gate_(commands_, store_, grants_, pubsub_, *this, *this) {
   uv_loop_init(&loop_);
   aof::SetMessageSink(LogMessage);
@@ -68,13 +68,13 @@ Server::Server(Config config, std::unique_ptr<Clock> clock)
   store_.set_encoding_limits(EncodingLimitsOf(config_));
   store_.set_key_observer([this](int db, std::string_view key) {
     watches_.Touched(db, key);
-    if (!lock_waits_.empty()) lock_waits_.Touched(DbKey(db, key));
+    if (!waiters_.empty()) waiters_.Touched(DbKey(db, key));
   });
   store_.set_flush_observer([this](int db) {
     watches_.TouchedAll(db);
     // Every queue is looked at again (those of other databases find their
     // key still held and stay as they are).
-    lock_waits_.TouchedAll();
+    waiters_.TouchedAll();
   });
   store_.set_expiry_observer([this](int db, std::string_view key) {
     ++stats_.expired_keys;
@@ -293,9 +293,9 @@ bool Server::Dispatch(Connection& client, std::span<const std::string_view> argv
   // Connection::Flush holds it back until then. So a process crash never
   // loses an acknowledged write, whatever the policy.
   persistence_->Hold(client, reply_start, changes_before);
-  // A key with waiters released or expired by this command goes to its
-  // first waiter now, before any other request runs (lock_waits.cc).
-  if (lock_waits_.has_touched()) ServeLockWaits();
+  // A key with waiters released, expired or pushed to by this command goes
+  // to its first waiters now, before any other request runs (waits.cc).
+  if (waiters_.has_touched()) ServeWaiters();
   if (client.blocked) return false;  // parked: the reply comes when the wait ends
   bool kept = FinishReply(client, reply_start);
   // The test bench: FAULT DELAY / DROP of this reply.
@@ -439,9 +439,9 @@ void Server::Cron() {
   // The log and the lease policy (persistence.h): fsyncs, retries,
   // rewrites, the state record kept ahead of the grants, WAITAOF deadlines.
   persistence_->Cron(now);
-  // Lock waiters: keys the expiry cycle removed, waiters whose time is up,
+  // Waiters: keys the expiry cycle removed, waiters whose time is up,
   // and grants retried after persistence said they may succeed.
-  if (!lock_waits_.empty()) ServeLockWaits();
+  if (!waiters_.empty()) ServeWaiters();
   CronClients(now);
   // instantaneous_ops_per_sec (every 100 ms), and the peak of used memory
   // (INFO used_memory_peak) once a second.

@@ -119,9 +119,13 @@ class Server final : public ServerControl,
   MemoryFigures memory() override;
   LogDurability log_durability() const override;
 
-  // ---- Parking (SET … NX WAIT, WAITAOF)
+  // ---- Parking (SET … NX WAIT, blocking pops, WAITAOF)
   void ParkForFsync(Session& s, bool local, int64_t numreplicas, int64_t deadline) override;
   void ParkForLock(Session& s, std::string_view key, LockWaitRequest request) override;
+  void ParkForKeys(Session& s, std::span<const std::string_view> keys,
+                   PopWaitRequest request) override;
+  // CLIENT UNBLOCK (ServerControl).
+  bool UnblockClient(uint64_t id, bool error) override;
 
   scripting::Engine& scripts() override { return *scripts_; }
   void SetScriptDenyDisabled(bool disabled) override { gate_.set_script_deny_disabled(disabled); }
@@ -143,14 +147,18 @@ class Server final : public ServerControl,
   void OnErrorReply(std::string_view text) override;
   // Answers the parked WAITAOF requests whose wait is over (persistence.h).
   void ServeFsyncWaits(int64_t now) { persistence_->ServeFsyncWaits(now); }
-  // Hands released and expired keys to their first waiters, and answers the
-  // waiters whose timeout passed (lock_waits.cc). Runs after every command
-  // that changed a key with waiters, before the next one, and from the
-  // lock-wait timer and the cron.
-  void ServeLockWaits();
-  // Parked clients: WAITAOF and lock waiters (INFO blocked_clients).
-  size_t parked_clients() const { return persistence_->parked() + lock_waits_.total(); }
-  const LockWaits& lock_waits() const { return lock_waits_; }
+  // Serves the clients parked on keys that changed: released and expired
+  // keys go to their first lock waiters, pushed elements to blocked pops;
+  // answers the waiters whose timeout passed (waits.cc). Runs after every
+  // command that changed a key with waiters, before the next one, and from
+  // the waiters' timer and the cron.
+  void ServeWaiters();
+  void ServeLockWaits() { ServeWaiters(); }  // (the name the lock tests know)
+  // Parked clients: WAITAOF, lock waiters and blocked pops (INFO
+  // blocked_clients).
+  size_t parked_clients() const { return persistence_->parked() + waiters_.total(); }
+  const Waiters& waiters() const { return waiters_; }
+  const Waiters& lock_waits() const { return waiters_; }
 
   // ---- the parts, for tests and tools
   Store& store() { return store_; }
@@ -205,7 +213,7 @@ class Server final : public ServerControl,
   void OnFatal(const std::string& message) override { Fatal(message); }
   void OnReplyDurable(Connection& c) override { OnClientOutput(c); }
   void OnWaitAnswered(Connection& c, size_t reply_start) override { Unpark(c, reply_start); }
-  void OnGrantsMayResume() override { lock_waits_.TouchRetries(); }
+  void OnGrantsMayResume() override { waiters_.TouchRetries(); }
   void StopLoop();
   void FeedMonitors(const Session& from, std::span<const std::string_view> argv,
                     const CommandSpec& cmd, bool from_script);
@@ -221,9 +229,17 @@ class Server final : public ServerControl,
   // complete: the client goes on (its buffered requests on the next loop
   // iteration).
   void Unpark(Connection& c, size_t reply_start);
-  // lock_waits.cc
-  void HandOff(const std::string& db_key, const TimeSnapshot& now);
-  void AnswerWaiter(LockWaits::Waiter& w, uint64_t changes_before,
+  // waits.cc
+  void ServeKey(const std::string& db_key, const TimeSnapshot& now);
+  void HandOffLock(const std::string& db_key, const TimeSnapshot& now);
+  void ServePops(const std::string& db_key, ValueType type, const TimeSnapshot& now);
+  // Runs a parked pop's command again for `key`: served (answered, with
+  // what it popped or an error), refused for now (the quarantine), or
+  // nothing to serve it with.
+  enum class ParkedRun { kServed, kRefused, kNothing };
+  ParkedRun RunParked(const Waiters::Waiter& w, std::string_view key, const TimeSnapshot& now);
+  static void ReplyTimedOut(Waiters::Kind kind, resp::ReplySink& r);
+  void AnswerWaiter(Waiters::Waiter& w, uint64_t changes_before,
                     const std::function<void(resp::ReplySink&)>& write);
   void ArmLockTimer(int64_t now);
   static void OnLockTimer(uv_timer_t* t);
@@ -246,8 +262,9 @@ class Server final : public ServerControl,
   // The log, its replay, the lease policy, the reply hold and WAITAOF
   // (persistence.h).
   std::unique_ptr<Persistence> persistence_;
-  // SET … NX WAIT: the queues (waiters.h).
-  LockWaits lock_waits_;
+  // Clients parked on keys (SET … NX WAIT, blocking pops): the queues
+  // (waiters.h).
+  Waiters waiters_;
   // The grant operation (grant.h), and the gate every command goes through.
   Grants grants_;
   // Pub/sub channels and keyspace notifications (pubsub.h).
@@ -264,7 +281,7 @@ class Server final : public ServerControl,
   // their buffer (processed on the next loop iteration, by resume_idle_).
   std::vector<Connection*> resumable_;
   UvHandle<uv_idle_t> resume_idle_;
-  // A timer at the next lease end or lock waiter's timeout (waiters.h).
+  // A timer at the next lease end or waiter's timeout (waiters.h).
   UvHandle<uv_timer_t> lock_timer_;
   int64_t lock_timer_due_ = INT64_MAX;
 

@@ -6,6 +6,7 @@
 #include "server/types/hash.h"
 #include "server/types/set.h"
 #include "server/types/zset.h"
+#include "server/types/list.h"
 
 namespace latch {
 
@@ -124,6 +125,23 @@ class Store::Applier final : public aof::Handler {
   void SRem(const aof::Record& r) override { Take(ApplySRem(*s_.cur_, r)); }
   void ZAdd(const aof::Record& r) override { Take(ApplyZAdd(*s_.cur_, r, s_.limits_)); }
   void ZRem(const aof::Record& r) override { Take(ApplyZRem(*s_.cur_, r)); }
+  // Lists (types/list.h).
+  void RPush(const aof::Record& r) override {
+    Take(ApplyListPush(*s_.cur_, r, ListValue::End::kTail, s_.limits_));
+  }
+  void LPush(const aof::Record& r) override {
+    Take(ApplyListPush(*s_.cur_, r, ListValue::End::kHead, s_.limits_));
+  }
+  void LPop(const aof::Record& r) override {
+    Take(ApplyListPop(*s_.cur_, r, ListValue::End::kHead));
+  }
+  void RPop(const aof::Record& r) override {
+    Take(ApplyListPop(*s_.cur_, r, ListValue::End::kTail));
+  }
+  void LSet(const aof::Record& r) override { Take(ApplyListSet(*s_.cur_, r, s_.limits_)); }
+  void LInsert(const aof::Record& r) override { Take(ApplyListInsert(*s_.cur_, r, s_.limits_)); }
+  void LRem(const aof::Record& r) override { Take(ApplyListRemove(*s_.cur_, r)); }
+  void LTrim(const aof::Record& r) override { Take(ApplyListTrim(*s_.cur_, r)); }
 
   // What the last record did (its error: a record this keyspace cannot
   // take, such as an HSET on a key that holds a string).

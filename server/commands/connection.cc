@@ -55,8 +55,9 @@ bool ValidName(std::string_view s) {
 // asking; every other client is between requests).
 std::string ClientLine(int64_t now, const Session& c, size_t argv_bytes) {
   Session::Buffers b = c.buffers();
-  // Redis's flag letters that apply: O monitor, x in MULTI, b blocked
-  // (WAITAOF), d a watched key changed, e CLIENT NO-EVICT; N for none.
+  // Redis's flag letters that apply: O monitor, x in MULTI, b blocked (a
+  // blocking pop, SET … WAIT, WAITAOF), d a watched key changed, e CLIENT
+  // NO-EVICT; N for none.
   std::string flags;
   if (c.monitor) flags += 'O';
   if (c.in_multi) flags += 'x';
@@ -496,6 +497,31 @@ void ClientNoEvict(CommandContext& ctx) {
   }
 }
 
+void ClientUnblock(CommandContext& ctx) {
+  // CLIENT UNBLOCK id [TIMEOUT|ERROR]: a client blocked by a blocking pop,
+  // SET … WAIT or WAITAOF is answered as if its timeout had passed (or with
+  // the UNBLOCKED error) and goes on. 1 if it was blocked, else 0.
+  if (ctx.argv.size() > 4) {
+    std::string sub(UpToNul(ctx.argv[1]).substr(0, 128));
+    ctx.reply.Error("ERR unknown subcommand or wrong number of arguments for '" + sub +
+                    "'. Try CLIENT HELP.");
+    return;
+  }
+  bool error = false;
+  if (ctx.argv.size() == 4) {
+    if (IsWord(ctx.argv[3], "ERROR")) {
+      error = true;
+    } else if (!IsWord(ctx.argv[3], "TIMEOUT")) {
+      ctx.reply.Error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+      return;
+    }
+  }
+  auto id = IntArgOrReply(ctx, ctx.argv[2]);
+  if (!id) return;
+  const bool unblocked = *id > 0 && ctx.control().UnblockClient(static_cast<uint64_t>(*id), error);
+  ctx.reply.Int(unblocked ? 1 : 0);
+}
+
 void ClientHelp(CommandContext& ctx) {
   static const char* kLines[] = {
       "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -533,6 +559,8 @@ void ClientHelp(CommandContext& ctx) {
       "    Record the client library's name or version.",
       "SETNAME <name>",
       "    Assign the name <name> to the current connection.",
+      "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+      "    Unblock the specified blocked client.",
       "HELP",
       "    Print this help.",
   };
@@ -627,6 +655,12 @@ void RegisterConnection(CommandRegistry& r) {
            {"admin", "slow", "dangerous", "connection"},
            conn("Set client eviction mode for the current connection", "7.0.0"),
            {OneOf("enabled", {Token("on", "ON"), Token("off", "OFF")})}),
+       Cmd("unblock", -3, kCmdAdmin | kClientFlags, ClientUnblock,
+           {"admin", "slow", "dangerous", "connection"},
+           conn("Unblock a client blocked in a blocking command from a different connection",
+                "5.0.0", "O(log N) where N is the number of client connections"),
+           {Int("client-id"), Optional(OneOf("unblock-type", {Token("timeout", "TIMEOUT"),
+                                                              Token("error", "ERROR")}))}),
        Cmd("help", 2, kCmdLoading | kCmdStale, ClientHelp, {"slow", "connection"},
            conn("Show helpful text about the different subcommands", "5.0.0"))}));
 }

@@ -10,6 +10,7 @@
 #include "server/gate.h"
 #include "server/log.h"
 #include "server/scripting/engine.h"
+#include "server/types/list.h"
 
 namespace latch::commands {
 
@@ -136,6 +137,17 @@ void Debug(CommandContext& ctx) {
       return;
     }
     ::usleep(static_cast<useconds_t>(*secs * 1e6));
+    ctx.reply.Ok();
+    return;
+  }
+  if (IsWord(sub, "QUICKLIST-PACKED-THRESHOLD") && ctx.argv.size() == 3) {
+    // Elements of at least this size get a list node of their own (Redis's
+    // plain nodes, types/list.h): Redis's own list tests lower it to 1 byte.
+    auto bytes = ParseMemory(ctx.argv[2]);
+    if (!bytes || *bytes < 0 || !ListValue::SetPackedThreshold(static_cast<uint64_t>(*bytes))) {
+      ctx.reply.Error("ERR argument must be a memory value bigger than 1 and smaller than 4gb");
+      return;
+    }
     ctx.reply.Ok();
     return;
   }

@@ -28,10 +28,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <map>
 #include <set>
 #include <span>
@@ -51,6 +53,7 @@
 #include "server/types/hash.h"
 #include "server/types/set.h"
 #include "server/types/zset.h"
+#include "server/types/list.h"
 
 namespace {
 
@@ -104,6 +107,8 @@ struct ModelEntry {
   uint64_t token = 0;  // fencing token (0: none)
   // A sorted set (ZADD, ZREM): member → score.
   std::map<std::string, double, std::less<>> zset;
+  // A list (the list records): its elements, head first.
+  std::deque<std::string> list;
 };
 
 // The model: (database, key) → entry, the selected database, the clock
@@ -238,6 +243,7 @@ class ModelApplier final : public latch::aof::Handler {
     if (e == nullptr) return;
     for (size_t i = 2; i < r.args.size(); ++i) e->set.erase(std::string(r.args[i]));
     if (e->set.empty()) m_.keys().erase(std::string(r.key));
+  }
   // A record for a key of another type is skipped (the Store refuses it and
   // the replay goes on), as is a ZREM of a key that does not exist.
   void ZAdd(const Record& r) override {
@@ -254,6 +260,71 @@ class ModelApplier final : public latch::aof::Handler {
     if (e->zset.empty()) m_.keys().erase(std::string(r.key));
   }
 
+  // Lists: a deque per key. A list record on a key of another type changes
+  // nothing (the replay skips it); an emptied list is no key.
+  void RPush(const Record& r) override { Push(r, false); }
+  void LPush(const Record& r) override { Push(r, true); }
+  void LPop(const Record& r) override { Pop(r, true); }
+  void RPop(const Record& r) override { Pop(r, false); }
+  void LSet(const Record& r) override {
+    std::deque<std::string>* l = List(r.key);
+    int64_t i = *latch::ParseInt64(r.args[2]);
+    if (l == nullptr) return;
+    if (i < 0) i += static_cast<int64_t>(l->size());
+    if (i >= 0 && i < static_cast<int64_t>(l->size())) (*l)[i] = std::string(r.args[3]);
+  }
+  void LInsert(const Record& r) override {
+    std::deque<std::string>* l = List(r.key);
+    if (l == nullptr) return;
+    auto it = std::find(l->begin(), l->end(), r.args[3]);
+    if (it == l->end()) return;
+    if (latch::EqualsIgnoreCase(r.args[2], "AFTER")) ++it;
+    l->insert(it, std::string(r.args[4]));
+  }
+  void LRem(const Record& r) override {
+    std::deque<std::string>* l = List(r.key);
+    if (l == nullptr) return;
+    int64_t count = *latch::ParseInt64(r.args[2]);
+    uint64_t limit = count < 0 ? 0 - static_cast<uint64_t>(count) : static_cast<uint64_t>(count);
+    uint64_t removed = 0;
+    std::deque<std::string> kept;
+    if (count >= 0) {
+      for (auto& e : *l) {
+        if (e == r.args[3] && (limit == 0 || removed < limit)) {
+          ++removed;
+        } else {
+          kept.push_back(std::move(e));
+        }
+      }
+    } else {
+      for (auto it = l->rbegin(); it != l->rend(); ++it) {
+        if (*it == r.args[3] && removed < limit) {
+          ++removed;
+        } else {
+          kept.push_front(std::move(*it));
+        }
+      }
+    }
+    *l = std::move(kept);
+    DropIfEmpty(r.key);
+  }
+  void LTrim(const Record& r) override {
+    std::deque<std::string>* l = List(r.key);
+    if (l == nullptr) return;
+    int64_t n = static_cast<int64_t>(l->size());
+    int64_t start = *latch::ParseInt64(r.args[2]), stop = *latch::ParseInt64(r.args[3]);
+    if (start < 0) start += n;
+    if (stop < 0) stop += n;
+    if (start < 0) start = 0;
+    if (start > stop || start >= n) {
+      l->clear();
+    } else {
+      if (stop >= n) stop = n - 1;
+      *l = std::deque<std::string>(l->begin() + start, l->begin() + stop + 1);
+    }
+    DropIfEmpty(r.key);
+  }
+
  private:
   // The key's entry if it holds `type` (created when absent and `create`).
   ModelEntry* Collection(std::string_view key, latch::ValueType type, bool create) {
@@ -265,6 +336,43 @@ class ModelApplier final : public latch::aof::Handler {
       return &(m_.keys()[std::string(key)] = std::move(e));
     }
     return it->second.type == type ? &it->second : nullptr;
+  }
+  // The list at `key`, or nullptr (absent, or another type).
+  std::deque<std::string>* List(std::string_view key) {
+    auto it = m_.keys().find(key);
+    if (it == m_.keys().end() || it->second.type != latch::ValueType::kList) return nullptr;
+    return &it->second.list;
+  }
+  void DropIfEmpty(std::string_view key) {
+    auto it = m_.keys().find(key);
+    if (it != m_.keys().end() && it->second.type == latch::ValueType::kList &&
+        it->second.list.empty()) {
+      m_.keys().erase(it);
+    }
+  }
+  void Push(const Record& r, bool head) {
+    ModelEntry* e = Collection(r.key, latch::ValueType::kList, true);
+    if (e == nullptr) return;
+    for (std::string_view v : r.args.subspan(2)) {
+      if (head) {
+        e->list.emplace_front(v);
+      } else {
+        e->list.emplace_back(v);
+      }
+    }
+  }
+  void Pop(const Record& r, bool head) {
+    std::deque<std::string>* l = List(r.key);
+    if (l == nullptr) return;
+    int64_t n = r.args.size() > 2 ? *latch::ParseInt64(r.args[2]) : 1;
+    for (; n > 0 && !l->empty(); --n) {
+      if (head) {
+        l->pop_front();
+      } else {
+        l->pop_back();
+      }
+    }
+    DropIfEmpty(r.key);
   }
 
   Model& m_;
@@ -578,6 +686,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           auto got = z->Score(member);
           // (A listpack keeps -0 as 0, as Redis's does.)
           Check(got && *got == score, "score differs from the model", key);
+        }
+      } else if (entry.type == latch::ValueType::kList) {
+        const auto* l = static_cast<const latch::ListValue*>(e->object());
+        Check(l->size() == entry.list.size(), "list length differs from the model", key);
+        size_t i = 0;
+        for (auto c = l->Head(); c.valid(); c.Next(), ++i) {
+          Check(c.value() == entry.list[i], "list element differs from the model", key);
         }
       } else {
         const auto* set = static_cast<const latch::SetValue*>(e->object());

@@ -19,7 +19,7 @@
 //  - every request produces exactly one well-formed reply (RESP2 or RESP3;
 //    SHUTDOWN produces none, nor a request whose reply CLIENT REPLY OFF or
 //    SKIP drops, nor one that parks the client: WAITAOF, SET … NX WAIT on a
-//    held key), with no trailing
+//    held key, a blocking pop with nothing to pop), with no trailing
 //    bytes: a malformed or doubled reply would desynchronise every client
 //    library;
 //  - the keyspace's counters agree with its contents at the end.
@@ -153,7 +153,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     CheckReplies(conn.output(), argv[0], conn.monitor, replied);
     conn.output().clear();
     // QUIT, CLIENT KILL of oneself: the connection reads nothing more; nor
-    // does a client parked by WAITAOF or SET … WAIT until it is answered.
+    // does a client parked by WAITAOF, SET … WAIT or a blocking pop until it
+    // is answered.
     if (conn.close_after_reply() || conn.blocked) break;
   }
   CheckKeyspace(ts.server().store().keyspace());

@@ -32,7 +32,7 @@ std::vector<std::string> RandomCommand(std::mt19937_64& rng, int64_t wall_ms) {
   std::string key = "k" + std::to_string(pick(24));
   std::string val = "v" + std::to_string(pick(5));
   std::string ms = std::to_string(1 + pick(5000));
-  switch (pick(30)) {
+  switch (pick(31)) {
     case 0:
       return {"SET", key, val};
     case 1:
@@ -152,6 +152,8 @@ std::vector<std::string> RandomCommand(std::mt19937_64& rng, int64_t wall_ms) {
           return {"SMEMBERS", key};
         default:
           return {"SADD", key, "m" + std::to_string(pick(4))};
+      }
+    }
     case 27:
     case 28:
     case 29: {
@@ -207,6 +209,37 @@ std::vector<std::string> RandomCommand(std::mt19937_64& rng, int64_t wall_ms) {
           return {"ZADD", key, score(), member(), score(), member(), score(), member()};
         default:
           return {"ZRANGE", key, "0", "-1", "WITHSCORES"};
+      }
+    }
+    case 30: {
+      // Lists: every list record (a move is a pop and a push in one unit).
+      std::string other = "k" + std::to_string(pick(24));
+      const char* end = pick(2) ? "LEFT" : "RIGHT";
+      switch (pick(12)) {
+        case 0:
+          return {"RPUSH", key, val, "v" + std::to_string(pick(5))};
+        case 1:
+          return {"LPUSH", key, val};
+        case 2:
+          return {pick(2) ? "LPOP" : "RPOP", key, std::to_string(pick(3))};
+        case 3:
+          return {"LSET", key, std::to_string(pick(6) - 3), val};
+        case 4:
+          return {"LINSERT", key, pick(2) ? "BEFORE" : "AFTER", "v" + std::to_string(pick(5)), val};
+        case 5:
+          return {"LREM", key, std::to_string(pick(5) - 2), val};
+        case 6:
+          return {"LTRIM", key, std::to_string(pick(5) - 2), std::to_string(pick(7) - 3)};
+        case 7:
+          return {"LMOVE", key, other, end, pick(2) ? "LEFT" : "RIGHT"};
+        case 8:
+          return {"RPOPLPUSH", key, key};
+        case 9:
+          return {"LMPOP", "2", key, other, end, "COUNT", std::to_string(1 + pick(3))};
+        case 10:
+          return {"LPUSHX", key, val};
+        default:
+          return {"RPUSHX", key, val};
       }
     }
     default:

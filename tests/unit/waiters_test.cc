@@ -132,5 +132,53 @@ TEST(LockWaitsTest, ExpiriesAndTimeoutsComeDueInOrder) {
   EXPECT_EQ(w.waiters("k"), 1u);
 }
 
+// Blocked pops (BLPOP k1 k2…) share the books: one waiter in the queue of
+// each key it named, leaving them all when served; lock waiters and pops in
+// one queue keep their order, and only lock waiters make a key taken.
+TEST(LockWaitsTest, APopWaitsInEveryQueueItNamedAndLeavesThemAll) {
+  Waiters w;
+  FakeSession lock(1), pop(2), zpop(3);
+  PopWaitRequest p;
+  p.type = ValueType::kList;
+  p.argv = {"BLPOP", "a", "b", "a", "0"};
+  p.timeout_at = 700;
+  const std::vector<std::string> keys = {"a", "b", "a"};
+  w.Park(lock, "b", Req("L"));
+  w.ParkPop(pop, keys, p);
+  PopWaitRequest z;
+  z.type = ValueType::kZSet;
+  const std::vector<std::string> zkeys = {"b"};
+  w.ParkPop(zpop, zkeys, z);
+  EXPECT_EQ(w.total(), 3u);
+  EXPECT_EQ(w.lock_waiters(), 1u);
+  EXPECT_EQ(w.keys(), 2u);
+  EXPECT_EQ(w.lock_keys(), 1u);
+  EXPECT_EQ(w.waiters("a"), 0u);  // pops do not make a key taken
+  EXPECT_EQ(w.waiters("b"), 1u);
+  EXPECT_EQ(w.Front("b")->session, &lock);
+  EXPECT_EQ(w.FrontLock("a"), nullptr);
+  EXPECT_EQ(w.FrontPop("b", ValueType::kList)->session, &pop);
+  EXPECT_EQ(w.FrontPop("b", ValueType::kZSet)->session, &zpop);
+  EXPECT_EQ(w.FrontPop("a", ValueType::kZSet), nullptr);
+  EXPECT_EQ(*w.WaitingFor(pop), "a");
+  EXPECT_EQ(w.NextDue(), 700);
+  // A key named twice waits once; touching it notes it once.
+  w.Touched("a");
+  w.Touched("b");
+  w.Touched("a");
+  EXPECT_EQ(w.TakeTouched(), (std::vector<std::string>{"a", "b"}));
+  // Served: it leaves both queues (and "a", now empty, goes).
+  Waiters::Waiter served = w.Take(pop);
+  EXPECT_EQ(served.kind, Waiters::Kind::kPop);
+  EXPECT_EQ(served.pop.argv[0], "BLPOP");
+  EXPECT_EQ(w.keys(), 1u);
+  EXPECT_EQ(w.FrontPop("b", ValueType::kList), nullptr);
+  EXPECT_EQ(w.NextDue(), INT64_MAX);
+  EXPECT_TRUE(w.Forget(zpop));
+  EXPECT_TRUE(w.Forget(lock));
+  EXPECT_TRUE(w.empty());
+  EXPECT_EQ(w.lock_waiters(), 0u);
+}
+
 }  // namespace
 }  // namespace latch
