@@ -230,8 +230,10 @@ void CommandRegistry::WriteInfo(const CommandSpec& c, resp::ReplySink& w) {
   w.Set(c.acl_categories.size());
   for (const std::string& cat : c.acl_categories) w.Simple("@" + cat);
   w.Set(0);  // tips
+  // Key specs are a set in Redis's reply, and so are the subcommands of a
+  // command that has none (addReplyCommandKeySpecs, …SubCommands).
   if (c.first_key > 0) {
-    w.Array(1);
+    w.Set(1);
     w.Map(3);
     w.Bulk("flags");
     w.Set(c.key_spec_flags.size());
@@ -257,7 +259,11 @@ void CommandRegistry::WriteInfo(const CommandSpec& c, resp::ReplySink& w) {
     w.Bulk("limit");
     w.Int(0);
   } else {
-    w.Array(0);
+    w.Set(0);
+  }
+  if (c.subcommands.empty()) {
+    w.Set(0);
+    return;
   }
   w.Array(c.subcommands.size());
   for (const CommandSpec& s : c.subcommands) WriteInfo(s, w);

@@ -170,9 +170,9 @@ class InfoBuilder {
     Field("used_memory_peak_human", HumanBytes(m.peak));
     Field("used_memory_startup", m.startup);
     Field("used_memory_dataset", m.dataset);
-    Field("maxmemory", int64_t{0});
-    Field("maxmemory_human", std::string("0B"));
-    Field("maxmemory_policy", std::string("noeviction"));
+    Field("maxmemory", s_.config().maxmemory);
+    Field("maxmemory_human", HumanBytes(static_cast<uint64_t>(s_.config().maxmemory)));
+    Field("maxmemory_policy", FindConfigParam("maxmemory-policy")->get(s_.config()));
     Field("mem_fragmentation_ratio",
           used ? std::to_string(static_cast<double>(rss) / static_cast<double>(used))
                : std::string("0"));
@@ -242,7 +242,7 @@ class InfoBuilder {
     Field("instantaneous_output_kbps", Kbps(st.InstantaneousOutputBytes()));
     Field("rejected_connections", st.rejected_connections);
     Field("expired_keys", st.expired_keys);
-    Field("evicted_keys", int64_t{0});  // latch never evicts (noeviction)
+    Field("evicted_keys", s_.stats_.evicted_keys);  // maxmemory (eviction.cc)
     Field("keyspace_hits", st.keyspace_hits);
     Field("keyspace_misses", st.keyspace_misses);
     // latch has no publish/subscribe.

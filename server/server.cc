@@ -65,6 +65,7 @@ Server::Server(Config config, std::unique_ptr<Clock> clock)
   replid_ = RandomHex(40);
   start_mono_ms_ = clock_->MonoMs();
   gate_.Configure(config_);
+  gate_.set_memory_guard([this] { return WithinMemoryLimit(); });
   store_.set_encoding_limits(EncodingLimitsOf(config_));
   store_.set_key_observer([this](int db, std::string_view key) {
     watches_.Touched(db, key);
@@ -171,6 +172,7 @@ int Server::Run() {
 
   StartLoading();
   uv_run(&loop_, UV_RUN_DEFAULT);
+  AnnounceStopping();
 
   // Shutting down: replies already produced still go out, the log is
   // written and fsynced, then every connection closes. The run is recorded
@@ -207,6 +209,7 @@ void Server::StartLoading() {
   if (!config_.appendonly) {
     policy_->Start(now.mono, {});
     log::Notice("Ready to accept connections tcp (appendonly no: nothing is logged)");
+    AnnounceReady();
     return;
   }
   replay_ = std::make_unique<Replay>(config_, store_);
@@ -288,6 +291,7 @@ void Server::FinishLoading() {
   gate_.set_loading(false);
   log::Notice("Ready to accept connections tcp (appendonly yes, appendfsync {})",
               FsyncPolicyName(config_.appendfsync));
+  AnnounceReady();
 }
 
 void Server::RestartCronTimer() {
@@ -422,6 +426,14 @@ void Server::AddMonitor(Session& s) {
   monitors_.push_back(&c);
   gate_.set_executed_hook([this](const Session& from, std::span<const std::string_view> argv,
                                  const CommandSpec& cmd) { FeedMonitors(from, argv, cmd); });
+}
+
+void Server::RemoveMonitor(Session& s) {
+  auto& c = static_cast<Connection&>(s);
+  if (!c.monitor) return;
+  c.monitor = false;
+  std::erase(monitors_, &c);
+  if (monitors_.empty()) gate_.set_executed_hook(nullptr);
 }
 
 void Server::FeedMonitors(const Session& from, std::span<const std::string_view> argv,
@@ -658,6 +670,8 @@ std::optional<std::string> Server::ApplyEffects(uint32_t effects) {
   if ((effects & kEffectLogWriter) && log_ != nullptr) log_->set_policy(config_.appendfsync);
   if (effects & kEffectDiagnostics) gate_.Configure(config_);
   if (effects & kEffectEncodings) store_.set_encoding_limits(EncodingLimitsOf(config_));
+  if (effects & kEffectMaxMemory) gate_.Configure(config_);
+  if (effects & kEffectAppendOnly) return SwitchAppendOnly();
   return std::nullopt;
 }
 
