@@ -66,9 +66,14 @@ waiting. The package holds latch-server as a systemd service (user latch,
 data in /var/lib/latch, configuration in /etc/latch/latch.conf) and the
 tools: latch-redlock, latch-fixture, latch-chaos, latch-check-aof,
 latch-demo and latch-contention.")
+# Installed as with --prefix /usr (whatever this build directory's prefix),
+# staged with DESTDIR so that the absolute destinations (/etc/latch,
+# /var/lib/latch) go into the package too.
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
-# Absolute destinations (/etc/latch, /var/lib/latch) go into the package.
+set(CPACK_INSTALL_PREFIX /usr)
 set(CPACK_SET_DESTDIR ON)
+# No debugging information in the package's programs.
+set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION database)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
