@@ -453,7 +453,8 @@ def guide_try_it(tmp_path, server_factory):
     assert len(lines) == 7
     run = lambda line, **kw: subprocess.run(line, shell=True, cwd=str(d), capture_output=True,  # noqa
                                             text=True, **kw)
-    assert run(lines[0], timeout=300).returncode == 0
+    p = run(lines[0], timeout=300)
+    assert p.returncode == 0, p.stdout[-3000:]
     mon = subprocess.Popen(lines[1], shell=True, cwd=str(d), stdout=subprocess.PIPE, text=True,
                            start_new_session=True)
     time.sleep(0.3)
@@ -466,7 +467,8 @@ def guide_try_it(tmp_path, server_factory):
     assert p.returncode in (0, 1) and p.stdout.splitlines()[-1].startswith("violations: ")
     assert (d / "out.svg").read_text().startswith("<svg")
     p = run(lines[4], timeout=120)
-    assert p.returncode == 0 and "VERDICT fencing: SAFE" in p.stdout and \
+    assert p.returncode == 0, p.stdout[-3000:]
+    assert "VERDICT fencing: SAFE" in p.stdout and \
         "VERDICT waiting: SAFE" in p.stdout
     p = run(lines[5], timeout=30)
     assert re.match(r"^\d+$", p.stdout.strip()), p.stdout  # a fencing token
