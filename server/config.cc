@@ -63,22 +63,39 @@ ConfigParam Int(std::string name, int64_t Config::*field, int64_t lo, int64_t hi
 
 ConfigParam Memory(std::string name, int64_t Config::*field, int64_t lo, int64_t hi,
                    bool mut = true) {
-  return {std::move(name), mut, [field](const Config& c) { return std::to_string(c.*field); },
-          [=](Config& c, const Args& a) -> SetResult {
-            auto v = ParseMemory(a[0]);
-            if (!v) return "argument must be a memory value";
-            if (auto err = CheckRange(*v, lo, hi)) return err;
-            c.*field = *v;
-            return std::nullopt;
-          }};
+  ConfigParam p{std::move(name), mut, [field](const Config& c) { return std::to_string(c.*field); },
+                [=](Config& c, const Args& a) -> SetResult {
+                  auto v = ParseMemory(a[0]);
+                  if (!v) return "argument must be a memory value";
+                  if (auto err = CheckRange(*v, lo, hi)) return err;
+                  c.*field = *v;
+                  return std::nullopt;
+                }};
+  p.style = ConfigParam::Style::kMemory;
+  return p;
 }
 
 ConfigParam String(std::string name, std::string Config::*field, bool mut = true) {
-  return {std::move(name), mut, [field](const Config& c) { return c.*field; },
-          [field](Config& c, const Args& a) -> SetResult {
-            c.*field = a[0];
-            return std::nullopt;
-          }};
+  ConfigParam p{std::move(name), mut, [field](const Config& c) { return c.*field; },
+                [field](Config& c, const Args& a) -> SetResult {
+                  c.*field = a[0];
+                  return std::nullopt;
+                }};
+  p.style = ConfigParam::Style::kQuoted;
+  return p;
+}
+
+// A string whose empty value means "not set" (Redis's NULL): CONFIG REWRITE
+// removes its lines rather than write an empty one.
+ConfigParam OptionalString(std::string name, std::string Config::*field, bool mut = true) {
+  ConfigParam p = String(std::move(name), field, mut);
+  p.empty_is_unset = true;
+  return p;
+}
+
+ConfigParam AlwaysRewritten(ConfigParam p) {
+  p.always_rewrite = true;
+  return p;
 }
 
 template <typename E>
@@ -126,6 +143,27 @@ std::vector<ConfigParam> BuildParams() {
                },
                -1});
   p.push_back(Int("port", &Config::port, 0, 65535, false));
+  // A unix socket besides TCP (listener.cc); its permissions in octal, as
+  // Redis reads and shows them.
+  p.push_back(OptionalString("unixsocket", &Config::unixsocket, false));
+  p.push_back({"unixsocketperm", false,
+               [](const Config& c) {
+                 char buf[32];
+                 std::snprintf(buf, sizeof(buf), "%llo",
+                               static_cast<unsigned long long>(c.unixsocketperm));
+                 return std::string(buf);
+               },
+               [](Config& c, const Args& a) -> SetResult {
+                 char* end = nullptr;
+                 errno = 0;
+                 long long v = std::strtoll(a[0].c_str(), &end, 8);
+                 if (a[0].empty() || *end != '\0' || errno != 0) {
+                   return "argument couldn't be parsed as an octal number";
+                 }
+                 if (v < 0 || v > 0777) return "argument must be between 0 and 777 inclusive";
+                 c.unixsocketperm = v;
+                 return std::nullopt;
+               }});
   p.push_back(Int("tcp-backlog", &Config::tcp_backlog, 0, kIntMax, false));
   p.push_back(Int("timeout", &Config::timeout, 0, kIntMax));
   p.push_back(Int("tcp-keepalive", &Config::tcp_keepalive, 0, kIntMax));
@@ -197,14 +235,16 @@ std::vector<ConfigParam> BuildParams() {
               kEffectNotify));
 
   // Security
-  p.push_back(String("requirepass", &Config::requirepass));
+  p.push_back(OptionalString("requirepass", &Config::requirepass));
   p.push_back(Enum<DebugCommand>(
       "enable-debug-command", &Config::enable_debug_command,
       {{"no", DebugCommand::kNo}, {"yes", DebugCommand::kYes}, {"local", DebugCommand::kLocal}},
       false));
 
   // General
-  p.push_back(String("dir", &Config::dir, false));
+  // Always written, as the absolute path of the working directory (Redis's
+  // rewriteConfigDirOption): see config_rewrite.cc.
+  p.push_back(AlwaysRewritten(String("dir", &Config::dir, false)));
   p.push_back(String("logfile", &Config::logfile, false));
   p.push_back(Affects(Enum<LogLevel>("loglevel", &Config::loglevel,
                                      {{"debug", LogLevel::kDebug},
@@ -212,7 +252,29 @@ std::vector<ConfigParam> BuildParams() {
                                       {"notice", LogLevel::kNotice},
                                       {"warning", LogLevel::kWarning}}),
                       kEffectLogLevel));
-  p.push_back(String("pidfile", &Config::pidfile, false));
+  p.push_back(OptionalString("pidfile", &Config::pidfile, false));
+  // How the server lives under an init system (supervision.h): start-up only.
+  p.push_back(Bool("daemonize", &Config::daemonize, false));
+  p.push_back(Enum<SupervisedMode>("supervised", &Config::supervised,
+                                   {{"upstart", SupervisedMode::kUpstart},
+                                    {"systemd", SupervisedMode::kSystemd},
+                                    {"auto", SupervisedMode::kAuto},
+                                    {"no", SupervisedMode::kNo}},
+                                   false));
+  // Memory (eviction.cc).
+  p.push_back(Affects(Memory("maxmemory", &Config::maxmemory, 0, kLongMax), kEffectMaxMemory));
+  p.push_back(Affects(Enum<MaxMemoryPolicy>("maxmemory-policy", &Config::maxmemory_policy,
+                                            {{"volatile-lru", MaxMemoryPolicy::kVolatileLru},
+                                             {"volatile-lfu", MaxMemoryPolicy::kVolatileLfu},
+                                             {"volatile-random", MaxMemoryPolicy::kVolatileRandom},
+                                             {"volatile-ttl", MaxMemoryPolicy::kVolatileTtl},
+                                             {"allkeys-lru", MaxMemoryPolicy::kAllKeysLru},
+                                             {"allkeys-lfu", MaxMemoryPolicy::kAllKeysLfu},
+                                             {"allkeys-random", MaxMemoryPolicy::kAllKeysRandom},
+                                             {"noeviction", MaxMemoryPolicy::kNoEviction}}),
+                      kEffectMaxMemory));
+  p.push_back(
+      Affects(Int("maxmemory-samples", &Config::maxmemory_samples, 1, kIntMax), kEffectMaxMemory));
   // Like Redis: any non-negative value is accepted and clamped to 1..500.
   p.push_back({"hz", true, [](const Config& c) { return std::to_string(c.hz); },
                [](Config& c, const Args& a) -> SetResult {
@@ -243,7 +305,10 @@ std::vector<ConfigParam> BuildParams() {
   p.push_back(Int("databases", &Config::databases, 1, 65536, false));
 
   // Append-only log
-  p.push_back(Bool("appendonly", &Config::appendonly, false));
+  // CONFIG SET appendonly opens or closes the log (log_switch.cc), recorded
+  // in the state record first.
+  p.push_back(
+      Affects(Bool("appendonly", &Config::appendonly), kEffectAppendOnly | kEffectLeasePolicy));
   p.push_back(String("appendfilename", &Config::appendfilename, false));
   p.push_back(Affects(Enum<FsyncPolicy>("appendfsync", &Config::appendfsync,
                                         {{"everysec", FsyncPolicy::kEverysec},
@@ -313,7 +378,10 @@ std::vector<ConfigParam> BuildParams() {
             kIntMin, kIntMax},
            {"list-compress-depth", nullptr, &Config::list_compress_depth, 0, kIntMax}}) {
     p.push_back(Affects(Int(name, field, lo, hi), kEffectEncodings));
-    if (alias != nullptr) p.push_back(Affects(Int(alias, field, lo, hi), kEffectEncodings));
+    if (alias != nullptr) {
+      p.push_back(Affects(Int(alias, field, lo, hi), kEffectEncodings));
+      p.back().alias_of = name;
+    }
   }
   // Scripting
   p.push_back(Affects(Int("busy-reply-threshold", &Config::busy_reply_threshold, 0, kLongMax),
@@ -336,11 +404,11 @@ std::vector<ConfigParam> BuildParams() {
   // Test knobs (enable-debug-command): see Config.
   p.push_back(Int("debug-wall-offset-ms", &Config::debug_wall_offset_ms, -kLongMax / 4,
                   kLongMax / 4, false));
-  p.push_back(String("debug-clock-id", &Config::debug_clock_id, false));
+  p.push_back(OptionalString("debug-clock-id", &Config::debug_clock_id, false));
   // The test bench (server/faults.h, server/history.h): start-up only, so a
   // production node cannot be turned into one by CONFIG SET.
   p.push_back(Bool("enable-fault-injection", &Config::enable_fault_injection, false));
-  p.push_back(String("history-file", &Config::history_file, false));
+  p.push_back(OptionalString("history-file", &Config::history_file, false));
   return p;
 }
 
@@ -487,6 +555,13 @@ std::optional<std::string> CheckConfig(const Config& config) {
     return fail(
         "debug-wall-offset-ms and debug-clock-id are test knobs: they need "
         "enable-debug-command yes (or local)");
+  }
+  if (config.maxmemory_policy == MaxMemoryPolicy::kVolatileLfu ||
+      config.maxmemory_policy == MaxMemoryPolicy::kAllKeysLfu) {
+    return fail(
+        "maxmemory-policy volatile-lfu and allkeys-lfu rank keys by access frequency, which "
+        "latch does not count: use volatile-lru or allkeys-lru, or noeviction (the default, "
+        "which never deletes a held lock)");
   }
   if (config.debug_clock_id.find_first_of(" \t\r\n") != std::string::npos) {
     return fail("debug-clock-id cannot contain spaces");

@@ -14,12 +14,13 @@
 #include <string_view>
 #include <vector>
 
+#include "common/version.h"  // kLatchVersion
 #include "log/sync_policy.h"
+#include "server/supervision.h"
 #include "server/types/object.h"
 
 namespace latch {
 
-inline constexpr const char* kLatchVersion = "0.1.0";
 // The Redis version latch reports to clients (INFO, HELLO). latch implements
 // the lock commands of Redis 8.4 (DELEX, DIGEST, SET IFEQ/IFNE), and some
 // libraries only use them when the server says it is at least that version.
@@ -29,6 +30,17 @@ using FsyncPolicy = aof::SyncPolicy;
 enum class QuarantineMode { kAuto, kAlways, kNever };
 enum class LogLevel { kDebug, kVerbose, kNotice, kWarning };
 enum class DebugCommand { kNo, kYes, kLocal };
+// Redis's maxmemory-policy values (eviction.cc says what each means for locks).
+enum class MaxMemoryPolicy {
+  kVolatileLru,
+  kVolatileLfu,
+  kVolatileRandom,
+  kVolatileTtl,
+  kAllKeysLru,
+  kAllKeysLfu,
+  kAllKeysRandom,
+  kNoEviction
+};
 
 struct OutputBufferLimit {
   int64_t hard_bytes = 0;  // 0 = no limit
@@ -66,7 +78,19 @@ struct Config {
   std::string logfile;  // empty = stderr
   LogLevel loglevel = LogLevel::kNotice;
   std::string pidfile;
+  bool daemonize = false;                           // supervision.h
+  SupervisedMode supervised = SupervisedMode::kNo;  // no, upstart, systemd, auto
+  // A unix socket to listen on besides TCP (empty: none), and its mode
+  // (octal, as chmod; 0: left to the umask).
+  std::string unixsocket;
+  int64_t unixsocketperm = 0;
   int64_t hz = 10;
+  // Memory (eviction.cc): 0 = no limit. Past the limit, noeviction (the
+  // default, and the lock-safe choice) refuses the commands that may grow
+  // memory with Redis's OOM error; the other policies delete keys.
+  int64_t maxmemory = 0;
+  MaxMemoryPolicy maxmemory_policy = MaxMemoryPolicy::kNoEviction;
+  int64_t maxmemory_samples = 5;
   std::string save;        // accepted for compatibility; latch has no snapshots
   int64_t databases = 16;  // SELECT 0 … databases-1, as Redis
   // Append-only log
@@ -137,6 +161,8 @@ enum ConfigEffect : uint32_t {
   kEffectEncodings = 1u << 6,    // *-max-listpack-*, set-max-intset-entries: the Store's limits
   kEffectNotify = 1u << 7,       // notify-keyspace-events
   kEffectScripts = 1u << 8,      // busy-reply-threshold, lua-maxmemory
+  kEffectAppendOnly = 1u << 9,   // appendonly: the log opened or closed (log_switch.cc)
+  kEffectMaxMemory = 1u << 10,   // maxmemory, maxmemory-policy: the gate's memory check
 };
 
 // The Store's encoding limits from the configuration.
@@ -154,9 +180,27 @@ struct ConfigParam {
   // How many words the parameter takes in a config file (-1: one or more).
   int arity = 1;
   uint32_t effects = kEffectNone;
+
+  // CONFIG REWRITE (config_rewrite.h): how the value is written in the file,
+  // as Redis's rewriteConfig*Option functions write their types.
+  enum class Style {
+    kPlain,   // name value… as CONFIG GET shows it (numbers, yes/no, enums, lists)
+    kQuoted,  // name "value", quoted and escaped (strings, paths)
+    kMemory,  // name 64mb: bytes in gb/mb/kb when they divide
+  };
+  Style style = Style::kPlain;
+  // An empty value means "not set" (Redis's NULL strings: pidfile,
+  // unixsocket, requirepass): the option's lines are removed, not rewritten.
+  bool empty_is_unset = false;
+  // Written even at its default value (dir, save, as Redis does).
+  bool always_rewrite = false;
+  // Another name for `alias_of` (hash-max-ziplist-entries): never written
+  // itself; its lines in the file are rewritten as the primary's.
+  const char* alias_of = nullptr;
 };
 
 // The registry of every parameter the server has, in a stable order.
+// ConfigParams() includes the aliases; FindConfigParam finds either name.
 const std::vector<ConfigParam>& ConfigParams();
 const ConfigParam* FindConfigParam(std::string_view name);
 

@@ -45,6 +45,8 @@ class ServerControl {
   virtual void ForEachSession(const std::function<void(Session&)>& f) = 0;
   virtual WatchRegistry& watches() = 0;
   virtual void AddMonitor(Session& s) = 0;
+  // RESET: the session leaves the MONITOR feed.
+  virtual void RemoveMonitor(Session& s) = 0;
 
   virtual void RequestShutdown() = 0;
   // BGREWRITEAOF: nullopt when started (or deferred to the end of the

@@ -67,6 +67,7 @@ void Gate::Configure(const Config& config) {
   slowlog_max_len_ = static_cast<size_t>(config.slowlog_max_len);
   latency_threshold_ms_ = config.latency_monitor_threshold;
   latency_tracking_ = config.latency_tracking;
+  memory_limited_ = config.maxmemory > 0;
   timing_ = slowlog_slower_than_us_ >= 0 || latency_threshold_ms_ > 0 || latency_tracking_;
 }
 
@@ -177,6 +178,19 @@ std::optional<std::string> Gate::Check(const CommandSpec& cmd, const Session& se
     return "ERR Can't execute '" + cmd.fullname +
            "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in "
            "this context";
+  }
+  // 4b. Memory (maxmemory, eviction.cc): the policy frees what it may; if
+  // the usage is still past the limit, what may grow memory is refused —
+  // a denyoom command, EXEC of one, anything queued in MULTI — as Redis does.
+  if (memory_limited_ && origin == Origin::kClient && memory_guard_ && !memory_guard_()) {
+    bool grows = cmd.has(kCmdDenyOom) || (session.in_multi && !cmd.has(kCmdTransactionControl));
+    if (!grows && session.in_multi && cmd.fullname == "exec") {
+      for (const auto& q : session.queued) {
+        const CommandSpec* c = q.empty() ? nullptr : registry_.Find(q[0]);
+        if (c != nullptr && c->has(kCmdDenyOom)) grows = true;
+      }
+    }
+    if (grows) return "OOM command not allowed when used memory > 'maxmemory'.";
   }
   // 5. Loading.
   if (loading_ && !cmd.has(kCmdLoading)) return "LOADING latch is loading the dataset in memory";

@@ -98,6 +98,12 @@ class Gate final : public CommandRunner {
   bool loading() const { return loading_; }
   void set_log(const aof::Writer* log) { log_ = log; }
   void set_executed_hook(ExecutedHook h) { on_executed_ = std::move(h); }
+  // maxmemory: asked before a client's command while a limit is set; frees
+  // memory by the policy and says whether the usage is within the limit
+  // (Server::WithinMemoryLimit, eviction.cc).
+  void set_memory_guard(std::function<bool()> within_limit) {
+    memory_guard_ = std::move(within_limit);
+  }
   bool has_executed_hook() const { return static_cast<bool>(on_executed_); }
   // The settings of what consumes command durations (the slow log, the
   // latency monitor, latency-tracking): read once the server is built, and
@@ -119,6 +125,8 @@ class Gate final : public CommandRunner {
   int busy_ = 0;
   bool script_deny_disabled_ = false;
   ExecutedHook on_executed_;
+  std::function<bool()> memory_guard_;
+  bool memory_limited_ = false;  // maxmemory > 0 (Configure)
   uint64_t nested_errors_ = 0;
 
   // Execute's steps. Lookup: the command or subcommand (else *error);

@@ -190,9 +190,9 @@ class InfoBuilder {
     Field("used_memory_functions", functions);
     Field("used_memory_scripts", scripts_eval + functions);
     Field("used_memory_scripts_human", HumanBytes(scripts_eval + functions));
-    Field("maxmemory", int64_t{0});
-    Field("maxmemory_human", std::string("0B"));
-    Field("maxmemory_policy", std::string("noeviction"));
+    Field("maxmemory", s_.config().maxmemory);
+    Field("maxmemory_human", HumanBytes(static_cast<uint64_t>(s_.config().maxmemory)));
+    Field("maxmemory_policy", FindConfigParam("maxmemory-policy")->get(s_.config()));
     Field("mem_fragmentation_ratio",
           used ? std::to_string(static_cast<double>(rss) / static_cast<double>(used))
                : std::string("0"));
@@ -263,7 +263,7 @@ class InfoBuilder {
     Field("instantaneous_output_kbps", Kbps(st.InstantaneousOutputBytes()));
     Field("rejected_connections", st.rejected_connections);
     Field("expired_keys", st.expired_keys);
-    Field("evicted_keys", int64_t{0});  // latch never evicts (noeviction)
+    Field("evicted_keys", s_.stats_.evicted_keys);  // maxmemory (eviction.cc)
     Field("keyspace_hits", st.keyspace_hits);
     Field("keyspace_misses", st.keyspace_misses);
     Field("pubsub_channels", static_cast<uint64_t>(s_.pubsub_.channel_count()));

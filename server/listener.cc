@@ -9,6 +9,8 @@
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +21,7 @@
 #include "server/connection.h"
 #include "server/log.h"
 #include "server/server.h"
+#include "server/supervision.h"
 
 namespace latch {
 
@@ -89,12 +92,76 @@ bool Server::Listen() {
     }
     listeners_.push_back(std::move(tcp));
   }
-  if (listeners_.empty()) {
+  if (!ListenUnix()) return false;
+  if (listeners_.empty() && !unix_listener_) {
     log::Warning("No address to listen on: check the bind setting.");
     return false;
   }
   spare_fd_.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
   return true;
+}
+
+bool Server::ListenUnix() {
+  // `unixsocket PATH`: clients on this host connect without TCP. As Redis,
+  // a socket file left by an earlier run is replaced, the mode is set with
+  // chmod (unixsocketperm, octal), and the file is removed at shutdown.
+  // Its clients are local (protected mode lets them in) and show flag U.
+  if (config_.unixsocket.empty()) return true;
+  const std::string& path = config_.unixsocket;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof(addr.sun_path)) {
+    log::Warning("Failed opening Unix socket: path too long: {}", path);
+    return false;
+  }
+  std::memcpy(addr.sun_path, path.data(), path.size());
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  ::unlink(path.c_str());
+  if (!fd || ::bind(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      ::listen(fd.get(), static_cast<int>(config_.tcp_backlog)) != 0 ||
+      (config_.unixsocketperm != 0 &&
+       ::chmod(path.c_str(), static_cast<mode_t>(config_.unixsocketperm)) != 0)) {
+    log::Warning("Failed opening Unix socket: {}", std::strerror(errno));
+    return false;
+  }
+  UvHandle<uv_poll_t> poll;
+  if (uv_poll_init(&loop_, poll.get(), fd.get()) != 0) return false;
+  poll.MarkInitialized();
+  poll->data = this;
+  uv_poll_start(poll.get(), UV_READABLE, OnAcceptable);
+  acceptors_.push_back(std::move(poll));
+  unix_listener_ = std::move(fd);
+  return true;
+}
+
+void Server::AnnounceReady() {
+  if (ready_announced_) return;
+  ready_announced_ = true;
+  if (unix_listener_) {
+    log::Notice("The server is now ready to accept connections at {}", config_.unixsocket);
+  }
+  if (supervision::Detect(config_.supervised) != SupervisedMode::kSystemd) return;
+  // systemd's Type=notify: the unit is "started" now. A node in its restart
+  // quarantine is started too (it serves reads and releases); the status
+  // line says when it grants again.
+  const int64_t now = clock_->MonoMs();
+  std::string status = "Ready to accept connections";
+  const LeasePolicy& policy = persistence_->policy();
+  if (policy.quarantined(now)) {
+    status += "; restart quarantine: no lock granted for another " +
+              std::to_string(policy.remaining_ms(now)) + " ms";
+  }
+  supervision::NotifySystemd("STATUS=" + status + "\nREADY=1\n");
+}
+
+void Server::AnnounceStopping() {
+  if (supervision::Detect(config_.supervised) == SupervisedMode::kSystemd) {
+    supervision::NotifySystemd("STOPPING=1\n");
+  }
+  if (unix_listener_) {
+    unix_listener_.reset();
+    ::unlink(config_.unixsocket.c_str());
+  }
 }
 
 int Server::BindAndListen(UvHandle<uv_tcp_t>& tcp, const sockaddr_storage& addr) {
@@ -195,7 +262,7 @@ void Server::AcceptPending(uv_poll_t* poll) {
   for (int i = 0; i < 1000; ++i) {
     int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd >= 0) {
-      Accept(fd);
+      Accept(fd, unix_listener_ && listen_fd == unix_listener_.get());
       continue;
     }
     int err = errno;
@@ -249,7 +316,7 @@ bool Server::DropPendingConnections(int listen_fd, int error) {
   return dropped_all;
 }
 
-void Server::Accept(int fd) {
+void Server::Accept(int fd, bool unix_socket) {
   auto* c = new Connection(*this, next_client_id_++);
   uv_tcp_init(&loop_, c->handle());
   if (uv_tcp_open(c->handle(), fd) != 0) {
@@ -266,17 +333,25 @@ void Server::Accept(int fd) {
   clients_head_ = c;
   ++num_clients_;
 
-  sockaddr_storage peer{}, local{};
-  int len = sizeof(peer);
-  uv_tcp_getpeername(c->handle(), reinterpret_cast<sockaddr*>(&peer), &len);
-  len = sizeof(local);
-  uv_tcp_getsockname(c->handle(), reinterpret_cast<sockaddr*>(&local), &len);
-  c->addr = FormatAddr(peer);
-  c->laddr = FormatAddr(local);
-  c->local = IsLoopback(peer);
-  uv_tcp_nodelay(c->handle(), 1);
-  if (config_.tcp_keepalive > 0) {
-    uv_tcp_keepalive(c->handle(), 1, static_cast<unsigned>(config_.tcp_keepalive));
+  if (unix_socket) {
+    // libuv's stream I/O works on any stream socket: a unix one too. The
+    // addresses are Redis's for such clients ("path:0").
+    c->addr = c->laddr = config_.unixsocket + ":0";
+    c->local = true;
+    c->unix_socket = true;
+  } else {
+    sockaddr_storage peer{}, local{};
+    int len = sizeof(peer);
+    uv_tcp_getpeername(c->handle(), reinterpret_cast<sockaddr*>(&peer), &len);
+    len = sizeof(local);
+    uv_tcp_getsockname(c->handle(), reinterpret_cast<sockaddr*>(&local), &len);
+    c->addr = FormatAddr(peer);
+    c->laddr = FormatAddr(local);
+    c->local = IsLoopback(peer);
+    uv_tcp_nodelay(c->handle(), 1);
+    if (config_.tcp_keepalive > 0) {
+      uv_tcp_keepalive(c->handle(), 1, static_cast<unsigned>(config_.tcp_keepalive));
+    }
   }
 
   if (num_clients_ > static_cast<size_t>(config_.maxclients)) {

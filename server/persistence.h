@@ -147,6 +147,11 @@ class Persistence final : private aof::WriterEvents {
   void Shutdown(int64_t now, bool orderly);
   // Closes the loop handles (before the loop is closed).
   void CloseHandles();
+  // CONFIG SET appendonly (log_switch.cc): the log closed (synced first),
+  // or a new one created holding the whole dataset, synced, before the state
+  // record names it.
+  std::optional<std::string> SwitchAppendOnly(bool on, const TimeSnapshot& now);
+
   // Drains the background thread (before the log and policy go away).
   void Drain() { bio_->Drain(); }
 

@@ -65,6 +65,7 @@ Server::Server(Config config, std::unique_ptr<Clock> clock)
   replid_ = RandomHex(40);
   start_mono_ms_ = clock_->MonoMs();
   gate_.Configure(config_);
+  gate_.set_memory_guard([this] { return WithinMemoryLimit(); });
   store_.set_encoding_limits(EncodingLimitsOf(config_));
   store_.set_key_observer([this](int db, std::string_view key) {
     watches_.Touched(db, key);
@@ -201,6 +202,7 @@ int Server::Run() {
 
   persistence_->Start(&loop_, Now());
   uv_run(&loop_, UV_RUN_DEFAULT);
+  AnnounceStopping();
 
   // Shutting down: replies already produced still go out, the log is
   // written and fsynced, then every connection closes. The run is recorded
@@ -225,6 +227,7 @@ void Server::OnLoading() {
 void Server::OnServing(const aof::Writer* log) {
   gate_.set_log(log);
   gate_.set_loading(false);
+  AnnounceReady();
 }
 
 void Server::RestartCronTimer() {
@@ -361,6 +364,14 @@ void Server::AddMonitor(Session& s) {
   gate_.set_executed_hook([this](const Session& from, std::span<const std::string_view> argv,
                                  const CommandSpec& cmd,
                                  bool from_script) { FeedMonitors(from, argv, cmd, from_script); });
+}
+
+void Server::RemoveMonitor(Session& s) {
+  auto& c = static_cast<Connection&>(s);
+  if (!c.monitor) return;
+  c.monitor = false;
+  std::erase(monitors_, &c);
+  if (monitors_.empty()) gate_.set_executed_hook(nullptr);
 }
 
 void Server::FeedMonitors(const Session& from, std::span<const std::string_view> argv,
@@ -519,6 +530,8 @@ std::optional<std::string> Server::ApplyEffects(uint32_t effects) {
   if (effects & kEffectEncodings) store_.set_encoding_limits(EncodingLimitsOf(config_));
   if (effects & kEffectNotify) pubsub_.set_notify_flags(config_.notify_keyspace_events);
   if (effects & kEffectScripts) scripts_->Configure(config_);
+  if (effects & kEffectMaxMemory) gate_.Configure(config_);
+  if (effects & kEffectAppendOnly) return SwitchAppendOnly();
   return std::nullopt;
 }
 

@@ -110,6 +110,7 @@ class Server final : public ServerControl,
   void ForEachSession(const std::function<void(Session&)>& f) override;
   WatchRegistry& watches() override { return watches_; }
   void AddMonitor(Session& s) override;
+  void RemoveMonitor(Session& s) override;
   void RequestShutdown() override;
   std::optional<std::string> StartRewrite(const TimeSnapshot& now) override;
   [[noreturn]] void SimulatePowerLoss() override;
@@ -191,11 +192,18 @@ class Server final : public ServerControl,
 
   // listener.cc
   bool Listen();
+  // The unix socket (unixsocket, unixsocketperm), if configured.
+  bool ListenUnix();
+  // The server accepts connections: logged, and told to the supervisor
+  // (supervision.h: READY=1 for systemd, with the quarantine in STATUS).
+  void AnnounceReady();
+  // Shutting down: told to the supervisor; the unix socket file removed.
+  void AnnounceStopping();
   bool AdjustOpenFilesLimit();  // false: too few file descriptors to start
   int BindAndListen(UvHandle<uv_tcp_t>& tcp, const sockaddr_storage& addr);
   void AcceptPending(uv_poll_t* poll);
   bool DropPendingConnections(int listen_fd, int error);
-  void Accept(int fd);
+  void Accept(int fd, bool unix_socket = false);
   void ResumeAccepting();
 
   // server.cc
@@ -218,6 +226,12 @@ class Server final : public ServerControl,
   void FeedMonitors(const Session& from, std::span<const std::string_view> argv,
                     const CommandSpec& cmd, bool from_script);
   std::optional<std::string> ApplyEffects(uint32_t effects);
+  // log_switch.cc: CONFIG SET appendonly.
+  std::optional<std::string> SwitchAppendOnly();
+  // eviction.cc: maxmemory. Frees memory by maxmemory-policy when past the
+  // limit; whether the usage is (now) within it.
+  bool WithinMemoryLimit();
+  uint64_t MemoryForEviction();
   // After a command (or a parked one's late reply) from `client` whose reply
   // starts at `reply_start`: drops it if CLIENT REPLY says so, then moves the
   // CLIENT REPLY SKIP state on. Returns whether the reply was kept.
@@ -286,6 +300,8 @@ class Server final : public ServerControl,
   int64_t lock_timer_due_ = INT64_MAX;
 
   std::vector<UvHandle<uv_tcp_t>> listeners_;
+  UniqueFd unix_listener_;  // unixsocket's, accepted from acceptors_ as the others'
+  bool ready_announced_ = false;
   // One poll handle per listener: latch accepts itself (see AcceptPending).
   std::vector<UvHandle<uv_poll_t>> acceptors_;
   // A spare descriptor, given up to drop pending connections when the

@@ -45,7 +45,8 @@ class Session {
   std::string name;               // CLIENT SETNAME
   std::string lib_name, lib_ver;  // CLIENT SETINFO
   std::string addr, laddr;        // "ip:port" of the peer and of our socket
-  bool local = false;             // the peer is a loopback address
+  bool local = false;             // the peer is a loopback address (or the unix socket)
+  bool unix_socket = false;       // connected through `unixsocket` (CLIENT LIST: flag U)
   int64_t created_ms = 0;         // boot clock
   int64_t last_interaction_ms = 0;
   // The command being or last executed (its full name lives in the command

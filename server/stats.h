@@ -27,6 +27,7 @@ struct Stats {
   uint64_t total_commands_processed = 0;
   uint64_t rejected_connections = 0;
   uint64_t expired_keys = 0;
+  uint64_t evicted_keys = 0;  // maxmemory (eviction.cc)
   uint64_t keyspace_hits = 0;
   uint64_t keyspace_misses = 0;
   uint64_t total_net_input_bytes = 0;

@@ -7,7 +7,6 @@
 // It uses the log library's reader (log/reader.h), the same the server
 // replays with, so "valid" means exactly what latch-server will load.
 #include <fcntl.h>
-#include <getopt.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,6 +20,7 @@
 
 #include "common/unique_fd.h"
 #include "log/reader.h"
+#include "tools/cli/options.h"
 
 namespace {
 
@@ -92,44 +92,54 @@ bool CopyFile(const std::string& from, const std::string& to) {
   return ::fsync(out.get()) == 0;
 }
 
-int Usage() {
-  std::fprintf(stderr,
-               "Usage: latch-check-aof [--fix [--yes]] FILE\n"
-               "Validates a latch (Redis single-file) append-only log. With --fix, cuts the file\n"
-               "at its last valid record after asking (or with --yes), keeping a backup copy.\n");
-  return 2;
-}
+const latch::cli::Manual kManual = {
+    "latch-check-aof", "validate latch's append-only log, or cut it at its last valid record",
+    "latch-check-aof [--fix [--yes]] FILE",
+    R"MAN(DESCRIPTION
+    Reads FILE, a latch (or Redis single-file) append-only log, the way
+    latch-server replays it at start-up: whole records and transactions, in
+    Redis's AOF format with latch's annotations. Prints what it found: the
+    size, the records, and the offset up to which the log is valid. A log
+    whose end was cut by a crash (an incomplete last record) and one corrupt
+    in the middle are both reported with the offset.
+
+    With --fix, after asking (or with --yes), the file is cut at that offset,
+    keeping a backup copy (FILE.bak-<unix time>) of the whole. What the cut
+    removes is lost: a node repaired so restarts in quarantine (the state
+    record names the log's synced length), as latch-server's README explains.
+
+OPTIONS
+    --fix           cut FILE at its last valid record, keeping a backup
+    -y, --yes       do not ask
+    -h, --help      this manual
+    --version       the version
+
+EXIT STATUS
+    0    FILE is valid (or --fix cut it)
+    1    FILE is not valid (or the cut was declined or failed)
+    2    FILE could not be read
+    64   usage error
+
+EXAMPLES
+    latch-check-aof /var/lib/latch/latch.aof
+    latch-check-aof --fix /var/lib/latch/latch.aof
+
+SEE ALSO
+    latch-server(1), redis-check-aof(1)
+)MAN"};
 
 }  // namespace
 
 int main(int argc, char** argv) {
   bool fix = false, yes = false;
-  static const option kOptions[] = {
-      {"fix", no_argument, nullptr, 'f'},
-      {"yes", no_argument, nullptr, 'y'},
-      {"help", no_argument, nullptr, 'h'},
-      {nullptr, 0, nullptr, 0},
-  };
-  // getopt_long names a bad option itself; the usage follows, exit 2. Options
-  // may come before or after FILE (getopt permutes them).
-  int c;
-  while ((c = getopt_long(argc, argv, "yh", kOptions, nullptr)) != -1) {
-    switch (c) {
-      case 'f':
-        fix = true;
-        break;
-      case 'y':
-        yes = true;
-        break;
-      case 'h':
-        Usage();
-        return 0;
-      default:
-        return Usage();
-    }
-  }
-  if (argc - optind != 1) return Usage();  // exactly one FILE
-  const std::string path = argv[optind];
+  latch::cli::Parser p(kManual);
+  p.Flag("fix", &fix).Flag("yes", &yes, 'y');
+  // Options may come before or after FILE.
+  std::vector<std::string> files = p.Parse(argc, argv).operands;
+  if (files.empty()) p.Fail("which FILE?");
+  if (files.size() > 1) p.Fail("one FILE at a time (got '" + files[1] + "' too)");
+  if (yes && !fix) p.Fail("--yes goes with --fix");
+  const std::string path = files[0];
 
   Scan scan;
   if (!ScanFile(path, &scan)) return 2;

@@ -1,11 +1,11 @@
 // latch-contention: N clients taking turns on one lock key, for
 // tools/bench-vs-redis's contention scenario.
 //
-//   latch-contention --port P [--clients 50] [--seconds 3] [--hold-us 0]
-//                    --mode wait|poll [--poll-ms 100] [--release delifeq|lua]
+//   latch-contention --port P [--clients 50] [--duration 3s] [--hold 0us]
+//                    --mode wait|poll [--poll 100ms] [--release delifeq|lua]
 //
 // Each client is a thread with its own connection. A turn: acquire, hold the
-// key for --hold-us, release, then wait for the round to end — every client
+// key for --hold, release, then wait for the round to end — every client
 // has one turn per round, so both ways of waiting serve all clients equally
 // (without rounds a poller that just released takes the key straight back:
 // the lock never changes hands). What differs is how the key passes on:
@@ -22,7 +22,6 @@
 // (the releaser's clock reading before it sends the release, to the next
 // holder's reading once its grant arrived: one clock, one process), requests
 // per handoff, and Jain's fairness index over each client's turns.
-#include <getopt.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -39,6 +38,7 @@
 #include <vector>
 
 #include "protocol/reply_parser.h"
+#include "tools/cli/options.h"
 #include "tools/launch/client.h"
 
 namespace {
@@ -69,10 +69,10 @@ class Client {
 struct Options {
   int port = 0;
   int clients = 50;
-  double seconds = 3;
-  int64_t hold_us = 0;
+  std::chrono::milliseconds duration{3000};
+  std::chrono::microseconds hold{0};
   bool wait = true;
-  int64_t poll_ms = 100;
+  std::chrono::milliseconds poll{100};
   bool lua = false;
 };
 
@@ -81,53 +81,58 @@ struct Turn {
   int client;
 };
 
-[[noreturn]] void Usage() {
-  std::fprintf(stderr,
-               "Usage: latch-contention --port P [--clients N] [--seconds S] [--hold-us U]\n"
-               "                        --mode wait|poll [--poll-ms M] [--release delifeq|lua]\n");
-  std::exit(2);
-}
+const latch::cli::Manual kManual = {
+    "latch-contention", "N clients taking turns on one lock key (the contention benchmark's load)",
+    "latch-contention --port P --mode wait|poll [--clients N] [--duration D] [--hold D]\n"
+    "                 [--poll D] [--release delifeq|lua]",
+    R"MAN(DESCRIPTION
+    Each client is a thread with its own connection to 127.0.0.1:P. A turn:
+    acquire, hold the key for --hold, release, then wait for the round to
+    end: every client has one turn per round. What differs is how the key
+    passes on: "wait" sends SET key me NX PX 10000 WAIT 1000 and is granted
+    the key the moment it is released (latch only); "poll" sends SET NX PX
+    and on nil sleeps a time drawn in [poll/2, 3 poll/2], as lock libraries
+    do. Prints one line of key=value figures: handoffs, handoffs_s, p50_ms and
+    p99_ms from a release to the next grant, requests per handoff, and Jain's
+    fairness index. tools/bench-vs-redis runs it.
+
+OPTIONS
+    --port P              the server's port on 127.0.0.1
+    --mode wait|poll      how a client waits for the key
+    --clients N           clients, 2-10000 (default 50)
+    --duration D          how long to run (default 3s)
+    --hold D              the critical section (default 0us)
+    --poll D              poll mode's mean sleep (default 100ms)
+    --release delifeq|lua DELIFEQ (latch), or the compare-and-delete Lua
+                          script by EVALSHA (as the libraries send it to Redis)
+    -h, --help            this manual
+    --version             the version
+
+EXIT STATUS
+    0 done, 2 an error talking to the server, 64 usage error
+)MAN"};
 
 Options Parse(int argc, char** argv) {
   Options o;
-  static const option kOptions[] = {
-      {"port", required_argument, nullptr, 'p'},    {"clients", required_argument, nullptr, 'c'},
-      {"seconds", required_argument, nullptr, 's'}, {"hold-us", required_argument, nullptr, 'h'},
-      {"mode", required_argument, nullptr, 'm'},    {"poll-ms", required_argument, nullptr, 'P'},
-      {"release", required_argument, nullptr, 'r'}, {nullptr, 0, nullptr, 0},
-  };
-  int c;
-  while ((c = getopt_long(argc, argv, "", kOptions, nullptr)) != -1) {
-    std::string v = optarg != nullptr ? optarg : "";
-    switch (c) {
-      case 'p':
-        o.port = std::atoi(v.c_str());
-        break;
-      case 'c':
-        o.clients = std::atoi(v.c_str());
-        break;
-      case 's':
-        o.seconds = std::atof(v.c_str());
-        break;
-      case 'h':
-        o.hold_us = std::atoll(v.c_str());
-        break;
-      case 'm':
-        if (v != "wait" && v != "poll") Usage();
-        o.wait = v == "wait";
-        break;
-      case 'P':
-        o.poll_ms = std::atoll(v.c_str());
-        break;
-      case 'r':
-        if (v != "delifeq" && v != "lua") Usage();
-        o.lua = v == "lua";
-        break;
-      default:
-        Usage();
-    }
-  }
-  if (o.port <= 0 || o.clients < 2 || o.seconds <= 0 || o.poll_ms <= 0) Usage();
+  std::string mode, release = "delifeq";
+  latch::cli::Parser p(kManual);
+  p.Int("port", &o.port, 1, 65535)
+      .Int("clients", &o.clients, 2, 10000)
+      .Duration("duration", &o.duration, std::chrono::milliseconds(1),
+                std::chrono::milliseconds(3'600'000))
+      .Duration("hold", &o.hold, std::chrono::microseconds(0),
+                std::chrono::microseconds(60'000'000))
+      .Choice("mode", &mode, {"wait", "poll"})
+      .Duration("poll", &o.poll, std::chrono::milliseconds(1), std::chrono::milliseconds(60'000))
+      .Choice("release", &release, {"delifeq", "lua"})
+      .Refused("seconds", "now --duration D, with a unit (3s)")
+      .Refused("hold-us", "now --hold D, with a unit (500us, 1ms)")
+      .Refused("poll-ms", "now --poll D, with a unit (100ms)");
+  if (!p.Parse(argc, argv).operands.empty()) p.Fail("takes no arguments");
+  if (!p.Given("port")) p.Fail("--port is required");
+  if (!p.Given("mode")) p.Fail("--mode is required");
+  o.wait = mode == "wait";
+  o.lua = release == "lua";
   return o;
 }
 
@@ -154,15 +159,15 @@ int main(int argc, char** argv) {
   std::atomic<uint64_t> requests{0};
   std::atomic<bool> failed{false};
   const auto start = Clock::now();
-  const auto stop_at =
-      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.seconds));
+  const auto stop_at = start + std::chrono::duration_cast<Clock::duration>(o.duration);
 
   auto client = [&](int id) {
     try {
       Client c(o.port);
       const std::string me = "client-" + std::to_string(id);
       std::mt19937_64 rng(static_cast<uint64_t>(id) * 7919 + 1);
-      std::uniform_int_distribution<int64_t> sleep_us(o.poll_ms * 500, o.poll_ms * 1500);
+      const int64_t poll_ms = o.poll.count();
+      std::uniform_int_distribution<int64_t> sleep_us(poll_ms * 500, poll_ms * 1500);
       while (Clock::now() < stop_at) {
         while (true) {
           if (Clock::now() < stop_at) ++requests;
@@ -175,7 +180,7 @@ int main(int argc, char** argv) {
         Turn t;
         t.client = id;
         t.granted = Clock::now();
-        if (o.hold_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(o.hold_us));
+        if (o.hold.count() > 0) std::this_thread::sleep_for(o.hold);
         t.released = Clock::now();
         if (t.granted < stop_at) ++requests;
         if (o.lua) {
@@ -235,8 +240,8 @@ int main(int argc, char** argv) {
   std::printf(
       "handoffs=%zu handoffs_s=%.1f p50_ms=%.4f p99_ms=%.4f req_per_handoff=%.2f "
       "fairness=%.3f\n",
-      n, static_cast<double>(n) / o.seconds, pct(0.50), pct(0.99),
-      n ? static_cast<double>(requests.load()) / static_cast<double>(n) : 0.0,
+      n, static_cast<double>(n) / (static_cast<double>(o.duration.count()) / 1000.0), pct(0.50),
+      pct(0.99), n ? static_cast<double>(requests.load()) / static_cast<double>(n) : 0.0,
       sq > 0 ? sum * sum / (o.clients * sq) : 0.0);
   return 0;
 }

@@ -17,6 +17,7 @@
 //   latch-demo all                every scenario, in order
 //   latch-demo --host H --port P v2   use a running server (single-node scenarios)
 //   latch-demo --server PATH ...  the latch-server binary to start
+//   latch-demo --help             the manual (tools/cli/options.h: every tool's convention)
 //
 // Each scenario that needs servers starts its own (tools/launch/: a free
 // loopback port, a data directory under /tmp/latch-demo-*), and the RedLock
@@ -24,8 +25,8 @@
 // would come back.
 //
 // Exit status: 0 when every verdict came out as the story says it must
-// (the broken steps broken, the fixes holding), 1 otherwise, 2 on error.
-#include <getopt.h>
+// (the broken steps broken, the fixes holding), 1 otherwise, 2 on error, 64
+// for a bad command line.
 #include <signal.h>
 #include <unistd.h>
 
@@ -45,6 +46,7 @@
 #include <vector>
 
 #include "protocol/reply_parser.h"
+#include "tools/cli/options.h"
 #include "tools/launch/client.h"
 #include "tools/launch/server_process.h"
 
@@ -396,6 +398,27 @@ Verdict Waiting(const Env& env) {
         threads.emplace_back([&, i] {
           Client c(host, port);
           std::this_thread::sleep_for(std::chrono::milliseconds(10 * i));
+          if (queue) {
+            // "Asking 10 ms apart" must mean that order on the server too: on
+            // a loaded machine threads wake late and out of turn, so each
+            // client also waits until the clients before it have been served
+            // or are in the queue (as LOCKINFO counts them), at most 2 s.
+            const auto give_up = Clock::now() + std::chrono::seconds(2);
+            while (Clock::now() < give_up) {
+              Reply info = c.Call({"LOCKINFO", key});
+              int64_t waiters = 0;
+              for (size_t k = 0; k + 1 < info.elements.size(); k += 2) {
+                if (info.elements[k].str == "waiters") waiters = info.elements[k + 1].integer;
+              }
+              size_t served;
+              {
+                std::lock_guard<std::mutex> g(mu);
+                served = order.size();
+              }
+              if (static_cast<int64_t>(served) + waiters >= i) break;
+              std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            }
+          }
           Turn& t = turns[i];
           t.id = i;
           t.asked = Clock::now();
@@ -561,77 +584,82 @@ const Scenario kScenarios[] = {
      Waiting},
 };
 
-std::string DefaultServer(const char* argv0) {
-  // Next to this binary's directory (build/tools/latch-demo → build/latch-server).
-  std::filesystem::path self = std::filesystem::weakly_canonical(argv0);
-  for (auto p :
-       {self.parent_path().parent_path() / "latch-server", self.parent_path() / "latch-server"}) {
-    if (std::filesystem::exists(p)) return p.string();
-  }
-  return "latch-server";
+std::string DefaultServer() {
+  // Next to this program: bin/latch-server installed, build/latch-server for
+  // build/tools/latch-demo.
+  std::string p = latch::cli::Companion("latch-server", X_OK);
+  return p.empty() ? "latch-server" : p;
 }
 
-const char kUsage[] =
-    "Usage: latch-demo [--host H --port P] [--server PATH] (--list | all | ID...)\n";
+const latch::cli::Manual kManual = {
+    "latch-demo", "the evolution of Redis locks, each race replayed against a real server",
+    "latch-demo [--host H --port P] [--server PATH] (--list | all | SCENARIO...)",
+    R"MAN(DESCRIPTION
+    Each scenario is one step of the story docs/guide.md tells (V1 to V5, then
+    RedLock, then fencing tokens and waiting): it runs against a real
+    latch-server, prints a narrated timeline (who sent what, what the server
+    answered, the moment safety broke or held) and ends with a line
+    "VERDICT <scenario>: SAFE|UNSAFE: <why>". Races are not left to luck: the
+    demo forces them with pauses it controls (waiting for a lease to run out,
+    pausing a client as a GC pause would, cutting a node's power).
 
-int Usage() {
-  std::fputs(kUsage, stderr);
-  return 2;
-}
+    Scenarios that need servers start their own (a free loopback port, data
+    under /tmp/latch-demo-*); the single-node ones run against --host/--port
+    when given.
+
+OPTIONS
+    --list          the scenarios, one per line, and exit
+    --host H        a running server for the single-node scenarios (default
+                    127.0.0.1 with --port)
+    --port P        its port
+    --server PATH   the latch-server binary to start (default: next to this
+                    program, installed or in the build tree, else on the PATH)
+    -h, --help      this manual
+    --version       the version
+
+EXIT STATUS
+    0    every verdict came out as the story says it must (the broken steps
+         broken, the fixes holding)
+    1    a verdict did not
+    2    an error (a server that would not start...)
+    64   usage error (an unknown scenario among them)
+
+EXAMPLES
+    latch-demo --list
+    latch-demo all
+    latch-demo v3 v4
+    latch-demo --port 6379 v2
+
+SEE ALSO
+    docs/guide.md, latch-server(1)
+)MAN"};
 
 }  // namespace
 
 int main(int argc, char** argv) {
   ::signal(SIGPIPE, SIG_IGN);
   Env env;
-  env.server = DefaultServer(argv[0]);
+  env.server = DefaultServer();
   bool list = false;
-  enum : int { kList = 256, kHost, kPort, kServer };
-  static const option kOptions[] = {
-      {"list", no_argument, nullptr, kList},       {"host", required_argument, nullptr, kHost},
-      {"port", required_argument, nullptr, kPort}, {"server", required_argument, nullptr, kServer},
-      {"help", no_argument, nullptr, 'h'},         {nullptr, 0, nullptr, 0},
-  };
-  // getopt_long reports a bad option itself ("unrecognized option '--x'",
-  // "option '--port' requires an argument"); the usage follows, exit 2.
-  int c;
-  while ((c = getopt_long(argc, argv, "h", kOptions, nullptr)) != -1) {
-    switch (c) {
-      case kList:
-        list = true;
-        break;
-      case kHost:
-        env.host = optarg;
-        break;
-      case kPort: {
-        char* end = nullptr;
-        long port = std::strtol(optarg, &end, 10);
-        if (end == optarg || *end != '\0' || port < 1 || port > 65535) {
-          std::fprintf(stderr, "latch-demo: bad port '%s'\n", optarg);
-          return Usage();
-        }
-        env.port = static_cast<int>(port);
-        break;
-      }
-      case kServer:
-        env.server = optarg;
-        break;
-      case 'h':
-        Usage();
-        return 0;
-      default:
-        return Usage();
-    }
-  }
-  std::vector<std::string> ids(argv + optind, argv + argc);
+  latch::cli::Parser p(kManual);
+  p.Flag("list", &list)
+      .Text("host", &env.host)
+      .Int("port", &env.port, 1, 65535)
+      .Text("server", &env.server);
+  std::vector<std::string> ids = p.Parse(argc, argv).operands;
   if (list) {
     for (const auto& s : kScenarios) std::printf("%-20s %s\n", s.id, s.title);
     return 0;
   }
-  if (ids.empty()) return Usage();
+  if (ids.empty()) p.Fail("which scenario? (all, or see --list)");
   if (ids.size() == 1 && ids[0] == "all") {
     ids.clear();
     for (const auto& s : kScenarios) ids.push_back(s.id);
+  }
+  for (const std::string& id : ids) {
+    bool known = false;
+    for (const auto& s : kScenarios) known |= id == s.id;
+    if (!known) p.Fail("unknown scenario '" + id + "' (see --list)");
   }
   char tmpl[] = "/tmp/latch-demo-XXXXXX";
   if (::mkdtemp(tmpl) == nullptr) return 2;
@@ -642,10 +670,6 @@ int main(int argc, char** argv) {
     const Scenario* sc = nullptr;
     for (const auto& s : kScenarios) {
       if (id == s.id) sc = &s;
-    }
-    if (sc == nullptr) {
-      std::fprintf(stderr, "unknown scenario '%s' (see --list)\n", id.c_str());
-      return 2;
     }
     std::printf("== %s: %s\n", sc->id, sc->title);
     Env scenario_env = env;

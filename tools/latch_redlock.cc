@@ -19,7 +19,6 @@
 // paused past its lease (docs/guide.md).
 #include <dirent.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/eventfd.h>
@@ -43,18 +42,17 @@
 #include <vector>
 
 #include "common/unique_fd.h"
-#include "tools/redlock/cli_args.h"
+#include "tools/cli/options.h"
 #include "tools/redlock/redlock.h"
 
 namespace {
 
-using latch::FormatDuration;
 using latch::LockClock;
 using latch::Millis;
+using latch::cli::FormatDuration;
 
 // Exit statuses (documented in --help and README).
 constexpr int kExitNotHeld = 1;          // status: no quorum holds the key
-constexpr int kExitUsage = 64;           // EX_USAGE
 constexpr int kExitUnreachable = 69;     // EX_UNAVAILABLE
 constexpr int kExitInternal = 70;        // EX_SOFTWARE: fork failed and the like
 constexpr int kExitNotAcquired = 75;     // EX_TEMPFAIL: try again later
@@ -62,84 +60,106 @@ constexpr int kExitLost = 76;            // the lock was lost while the command 
 constexpr int kExitCannotExecute = 126;  // as the shell reports it
 constexpr int kExitNotFound = 127;
 
-const char kUsage[] =
-    "Usage: latch-redlock --nodes HOST:PORT,... --key NAME --ttl DURATION [--wait DURATION]\n"
-    "                     [--password P] [--kill-after DURATION] [--node-timeout DURATION]\n"
-    "                     [--fence] [--verbose] [--] COMMAND [ARGS...]\n"
-    "       latch-redlock acquire --nodes ... --key NAME --ttl DURATION [--wait DURATION]\n"
-    "                             [--fence]\n"
-    "       latch-redlock release --nodes ... --key NAME --token TOKEN\n"
-    "       latch-redlock status  --nodes ... --key NAME\n"
-    "       latch-redlock --help\n";
+const latch::cli::Manual kManual = {
+    "latch-redlock", "run a command while holding a RedLock lock: a distributed flock(1)",
+    "latch-redlock [--nodes HOST:PORT,...] --key NAME --ttl DURATION [--wait DURATION]\n"
+    "              [--password P] [--kill-after DURATION] [--node-timeout DURATION]\n"
+    "              [--fence] [--verbose] [--] COMMAND [ARGS...]\n"
+    "latch-redlock acquire [--nodes ...] --key NAME --ttl DURATION [--wait DURATION] [--fence]\n"
+    "latch-redlock release [--nodes ...] --key NAME --token TOKEN\n"
+    "latch-redlock status  [--nodes ...] --key NAME",
+    R"MAN(DESCRIPTION
+    Runs COMMAND while holding a RedLock lock on a majority of the given latch
+    (or Redis) nodes.
 
-const char kHelp[] =
-    "\n"
-    "Runs COMMAND while holding a RedLock lock on a majority of the given latch\n"
-    "(or Redis) nodes: a distributed flock(1).\n"
-    "\n"
-    "The lock is acquired with SET key token NX PX ttl on every node in parallel;\n"
-    "it is held when N/2+1 nodes granted it, for ttl - elapsed - (ttl/100 + 2 ms).\n"
-    "While COMMAND runs, a watchdog renews it every ttl/3 (SET key token IFEQ token\n"
-    "PX ttl). When COMMAND has exited, and every process it started in its process\n"
-    "group too (sh -c 'work &': the lock is held until work is gone, as flock(1)\n"
-    "holds its lock while any process keeps the fd), the lock is released on every\n"
-    "node (DELIFEQ key token).\n"
-    "\n"
-    "Once the validity has ended, another client may hold the lock, so COMMAND must\n"
-    "be gone by then. If no renewal has reached a majority by\n"
-    "    validity end - grace - margin     COMMAND's process group gets SIGTERM,\n"
-    "    validity end - margin             and SIGKILL at the latest,\n"
-    "where grace = --kill-after, at most ttl/3, and margin = ttl/20 (10 ms to\n"
-    "500 ms); latch-redlock then exits with status 76. The same happens at once if a\n"
-    "majority answers that the key is no longer ours (SIGKILL after the grace, or at\n"
-    "the kill point if that comes first). An exit of COMMAND that latch-redlock\n"
-    "sees only after the validity ended (it was frozen or suspended meanwhile) is\n"
-    "a loss too: status 76.\n"
-    "\n"
-    "COMMAND runs in its own process group (as with timeout(1)) so that the signals\n"
-    "reach everything it started; SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to\n"
-    "latch-redlock are passed on to that group. Being in the background, COMMAND\n"
-    "cannot read from a terminal.\n"
-    "\n"
-    "Options:\n"
-    "  --nodes LIST          comma-separated HOST:PORT of every node ([ADDR]:PORT for IPv6)\n"
-    "  --key NAME            the lock's key\n"
-    "  --ttl DURATION        lease time, renewed while COMMAND runs (e.g. 30s, 500ms, 2m;\n"
-    "                        a bare number is seconds); at most the nodes' max-lock-ttl\n"
-    "  --wait DURATION       keep trying this long if the lock is busy (default 0: one try)\n"
-    "  --password P          AUTH P on every connection (or env LATCH_PASSWORD)\n"
-    "  --kill-after DURATION grace between SIGTERM and SIGKILL on lock loss (default 3s,\n"
-    "                        at most ttl/3: see above)\n"
-    "  --node-timeout D      per-node reply timeout (default ttl/20, 10 ms to 200 ms)\n"
-    "  --token TOKEN         release: the token printed by acquire\n"
-    "  --fence               acquire with a fencing token (latch nodes only): COMMAND\n"
-    "                        gets it in the environment as LATCH_FENCE; it grows with\n"
-    "                        every new holder as long as the nodes keep their counters\n"
-    "  -v, --verbose         print every node's answer and its timing, for every round\n"
-    "  -h, --help            this text\n"
-    "\n"
-    "Subcommands, for scripts:\n"
-    "  acquire   acquire and keep the lock (no watchdog); prints \"TOKEN VALIDITY_MS\"\n"
-    "            (with --fence: \"TOKEN VALIDITY_MS FENCING_TOKEN\")\n"
-    "  release   release the lock held with --token\n"
-    "  status    print each node's value and PTTL for the key, and who holds a majority\n"
-    "\n"
-    "Exit status:\n"
-    "  COMMAND's own status when it ran with the lock held throughout\n"
-    "      (128+N when it was killed by signal N)\n"
-    "  1    status: no token is held by a majority of the nodes\n"
-    "  64   usage error\n"
-    "  69   nodes unreachable or failing: fewer than a majority gave a usable answer\n"
-    "       (down, timed out, garbage, refused AUTH, an error such as a TTL over\n"
-    "       max-lock-ttl)\n"
-    "  70   internal error (could not start COMMAND: fork failed)\n"
-    "  75   the lock was not acquired within --wait (held by another owner, or\n"
-    "       nodes in restart quarantine)\n"
-    "  76   the lock was lost while COMMAND ran: renewals failed and COMMAND was\n"
-    "       stopped before the validity ended, or COMMAND's exit was seen only after\n"
-    "       it ended; release: the token was no longer held by a majority\n"
-    "  126  COMMAND was found but could not be executed\n"
-    "  127  COMMAND was not found\n";
+    The lock is acquired with SET key token NX PX ttl on every node in
+    parallel; it is held when N/2+1 nodes granted it, for
+    ttl - elapsed - (ttl/100 + 2 ms). While COMMAND runs, a watchdog renews it
+    every ttl/3 (SET key token IFEQ token PX ttl). When COMMAND has exited,
+    and every process it started in its process group too (sh -c 'work &':
+    the lock is held until work is gone, as flock(1) holds its lock while any
+    process keeps the fd), the lock is released on every node (DELIFEQ key
+    token).
+
+    Once the validity has ended, another client may hold the lock, so COMMAND
+    must be gone by then. If no renewal has reached a majority by
+        validity end - grace - margin     COMMAND's process group gets SIGTERM,
+        validity end - margin             and SIGKILL at the latest,
+    where grace = --kill-after, at most ttl/3, and margin = ttl/20 (10 ms to
+    500 ms); latch-redlock then exits with status 76. The same happens at once
+    if a majority answers that the key is no longer ours (SIGKILL after the
+    grace, or at the kill point if that comes first). An exit of COMMAND that
+    latch-redlock sees only after the validity ended (it was frozen or
+    suspended meanwhile) is a loss too: status 76.
+
+    COMMAND runs in its own process group (as with timeout(1)) so that the
+    signals reach everything it started; SIGINT, SIGTERM, SIGHUP and SIGQUIT
+    sent to latch-redlock are passed on to that group. Being in the
+    background, COMMAND cannot read from a terminal.
+
+COMMANDS
+    (none)     run COMMAND with the lock held, as above
+    acquire    acquire and keep the lock (no watchdog); prints
+               "TOKEN VALIDITY_MS" (with --fence: "TOKEN VALIDITY_MS FENCING_TOKEN")
+    release    release the lock held with --token
+    status     print each node's value and PTTL for the key, and who holds a
+               majority
+
+OPTIONS
+    --nodes LIST          comma-separated HOST:PORT of every node ([ADDR]:PORT
+                          for IPv6); default $LATCH_NODES
+    --key NAME            the lock's key
+    --ttl DURATION        lease time, renewed while COMMAND runs (500ms, 30s,
+                          2m: durations always have a unit); at most the
+                          nodes' max-lock-ttl
+    --wait DURATION       keep trying this long if the lock is busy (default:
+                          one try)
+    --password P          AUTH P on every connection (or env LATCH_PASSWORD)
+    --kill-after DURATION grace between SIGTERM and SIGKILL on lock loss
+                          (default 3s, at most ttl/3: see above)
+    --node-timeout DURATION
+                          per-node reply timeout (default ttl/20, 10ms to 200ms)
+    --token TOKEN         release: the token printed by acquire
+    --fence               acquire with a fencing token (latch nodes only):
+                          COMMAND gets it in the environment as LATCH_FENCE; it
+                          grows with every new holder as long as the nodes keep
+                          their counters
+    -v, --verbose         print every node's answer and its timing, for every
+                          round
+    -h, --help            this manual
+    --version             the version
+
+EXIT STATUS
+    COMMAND's own status when it ran with the lock held throughout
+        (128+N when it was killed by signal N)
+    1    status: no token is held by a majority of the nodes
+    64   usage error
+    69   nodes unreachable or failing: fewer than a majority gave a usable
+         answer (down, timed out, garbage, refused AUTH, an error such as a
+         TTL over max-lock-ttl)
+    70   internal error (could not start COMMAND: fork failed)
+    75   the lock was not acquired within --wait (held by another owner, or
+         nodes in restart quarantine)
+    76   the lock was lost while COMMAND ran: renewals failed and COMMAND was
+         stopped before the validity ended, or COMMAND's exit was seen only
+         after it ended; release: the token was no longer held by a majority
+    126  COMMAND was found but could not be executed
+    127  COMMAND was not found
+
+ENVIRONMENT
+    LATCH_NODES           the default --nodes (latch-fixture up prints it)
+    LATCH_PASSWORD        the default --password
+    LATCH_FENCE           set for COMMAND with --fence: the fencing token
+
+EXAMPLES
+    latch-redlock --nodes 127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003 \
+        --key report --ttl 10s -- ./make-report.sh
+    latch-redlock --key nightly --ttl 30s --wait 2s -- ./backup.sh
+    read token validity < <(latch-redlock acquire --key job --ttl 1m)
+
+SEE ALSO
+    flock(1), timeout(1), tools/redlock/README.md, docs/guide.md
+)MAN"};
 
 struct Args {
   std::string sub;  // "", "acquire", "release", "status"
@@ -154,14 +174,7 @@ struct Args {
 };
 
 [[noreturn]] void UsageError(const std::string& message) {
-  std::fprintf(stderr, "latch-redlock: %s\n%s", message.c_str(), kUsage);
-  std::exit(kExitUsage);
-}
-
-Millis DurationArg(const std::string& name, const std::string& value) {
-  auto d = latch::ParseDuration(value);
-  if (!d) UsageError("bad duration for " + name + ": '" + value + "' (e.g. 30s, 500ms, 2m)");
-  return *d;
+  latch::cli::UsageError(kManual, message);
 }
 
 bool IsSubcommand(std::string_view word) {
@@ -171,98 +184,44 @@ bool IsSubcommand(std::string_view word) {
 Args ParseArgs(int argc, char** argv) {
   Args a;
   if (const char* pw = std::getenv("LATCH_PASSWORD")) a.password = pw;
-  enum : int {
-    kNodes = 256,
-    kKey,
-    kTtl,
-    kWait,
-    kPassword,
-    kToken,
-    kKillAfter,
-    kNodeTimeout,
-    kFence
-  };
-  static const option kOptions[] = {
-      {"nodes", required_argument, nullptr, kNodes},
-      {"key", required_argument, nullptr, kKey},
-      {"ttl", required_argument, nullptr, kTtl},
-      {"wait", required_argument, nullptr, kWait},
-      {"password", required_argument, nullptr, kPassword},
-      {"token", required_argument, nullptr, kToken},
-      {"kill-after", required_argument, nullptr, kKillAfter},
-      {"node-timeout", required_argument, nullptr, kNodeTimeout},
-      {"fence", no_argument, nullptr, kFence},
-      {"verbose", no_argument, nullptr, 'v'},
-      {"help", no_argument, nullptr, 'h'},
-      {nullptr, 0, nullptr, 0},
-  };
-  // '+': stop at the first word that is not an option, as env(1) and
-  // timeout(1) do, so that COMMAND's own options stay COMMAND's. ':' makes
-  // a missing value its own case, worded below (opterr = 0: getopt prints
-  // nothing itself).
-  opterr = 0;
-  while (true) {
-    const int before = optind;
-    const int c = getopt_long(argc, argv, "+:hv", kOptions, nullptr);
-    if (c == -1) {
-      // Options may come before and after the subcommand; "--" (which
-      // getopt steps over) ends them, and the rest is COMMAND.
-      if (optind == before && optind < argc && a.sub.empty() && IsSubcommand(argv[optind])) {
-        a.sub = argv[optind++];
-        continue;
-      }
-      break;
-    }
-    const std::string value = optarg != nullptr ? optarg : "";
-    switch (c) {
-      case 'h':
-        std::printf("%s%s", kUsage, kHelp);
-        std::exit(0);
-      case 'v':
-        a.verbose = true;
-        break;
-      case kNodes:
-        a.nodes = value;
-        break;
-      case kKey:
-        a.key = value;
-        break;
-      case kTtl:
-        a.ttl = DurationArg("--ttl", value);
-        break;
-      case kWait:
-        a.wait = DurationArg("--wait", value);
-        break;
-      case kPassword:
-        a.password = value;
-        break;
-      case kToken:
-        a.token = value;
-        break;
-      case kKillAfter:
-        a.kill_after = DurationArg("--kill-after", value);
-        break;
-      case kNodeTimeout:
-        a.node_timeout = DurationArg("--node-timeout", value);
-        break;
-      case kFence:
-        a.fence = true;
-        break;
-      default:  // '?' or ':'
-        UsageError(latch::GetoptErrorMessage(c, argv));
-    }
+  if (const char* nodes = std::getenv("LATCH_NODES")) a.nodes = nodes;
+  Millis ttl{0};
+  latch::cli::Parser p(kManual);
+  const Millis day{86'400'000};
+  p.Text("nodes", &a.nodes)
+      .Text("key", &a.key)
+      .Duration("ttl", &ttl, Millis{1}, day)
+      .Duration("wait", &a.wait, Millis{0}, day)
+      .Text("password", &a.password)
+      .Text("token", &a.token)
+      .Duration("kill-after", &a.kill_after, Millis{0}, day)
+      .Duration("node-timeout", &a.node_timeout, Millis{1}, day)
+      .Flag("fence", &a.fence)
+      .Flag("verbose", &a.verbose, 'v');
+  // Stop at the first operand, as env(1) and timeout(1) do, so that
+  // COMMAND's own options stay COMMAND's. A subcommand comes first, or
+  // first after the options ("--key k status"); its options may follow it.
+  int first = 1;
+  if (argc > 1 && IsSubcommand(argv[1])) {
+    a.sub = argv[1];
+    first = 2;
   }
-  for (int i = optind; i < argc; ++i) a.command.push_back(argv[i]);
+  latch::cli::Parser::Result r = p.Parse(argc, argv, first, /*stop_at_operand=*/true);
+  if (a.sub.empty() && !r.dashes && !r.operands.empty() && IsSubcommand(r.operands[0])) {
+    a.sub = r.operands[0];
+    const int at = argc - static_cast<int>(r.operands.size()) + 1;
+    r = p.Parse(argc, argv, at, /*stop_at_operand=*/true);
+  }
+  a.command = r.operands;
+  if (p.Given("ttl")) a.ttl = ttl;
 
-  if (a.nodes.empty()) UsageError("--nodes is required");
+  if (a.nodes.empty()) UsageError("--nodes is required (or LATCH_NODES in the environment)");
   if (a.key.empty()) UsageError("--key is required");
   if (a.sub.empty() && a.command.empty()) UsageError("no COMMAND to run");
   if (!a.sub.empty() && !a.command.empty()) {
     UsageError("'" + a.sub + "' takes no COMMAND (got '" + a.command[0] + "')");
   }
-  if ((a.sub.empty() || a.sub == "acquire") && (!a.ttl || a.ttl->count() <= 0)) {
-    UsageError("--ttl is required and must be positive");
-  }
+  if ((a.sub.empty() || a.sub == "acquire") && !a.ttl) UsageError("--ttl is required");
   if (a.sub == "release" && a.token.empty()) UsageError("release needs --token");
   return a;
 }

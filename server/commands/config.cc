@@ -1,8 +1,9 @@
-// CONFIG GET / SET / RESETSTAT / HELP: the configuration registry
+// CONFIG GET / SET / RESETSTAT / REWRITE / HELP: the configuration registry
 // (server/config.h) seen from a client, with Redis's replies and errors.
 #include "server/config.h"
 #include "common/glob.h"
 #include "server/commands/common.h"
+#include "server/config_rewrite.h"
 #include "server/control.h"
 #include "server/log.h"
 
@@ -113,6 +114,23 @@ void ConfigResetStat(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
+void ConfigRewrite(CommandContext& ctx) {
+  // The running values back into the file the server was started with,
+  // keeping its comments and order (config_rewrite.h).
+  const Config& c = ctx.control().config();
+  if (c.config_file.empty()) {
+    ctx.reply.Error("ERR The server is running without a config file");
+    return;
+  }
+  if (auto err = RewriteConfigFile(c.config_file, c)) {
+    log::Warning("CONFIG REWRITE failed: {}", *err);
+    ctx.reply.Error("ERR Rewriting config file: " + *err);
+    return;
+  }
+  log::Notice("CONFIG REWRITE executed with success.");
+  ctx.reply.Ok();
+}
+
 void ConfigHelp(CommandContext& ctx) {
   static const char* kLines[] = {
       "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -122,6 +140,8 @@ void ConfigHelp(CommandContext& ctx) {
       "    Set the configuration <directive> to <value>.",
       "RESETSTAT",
       "    Reset statistics reported by the INFO command.",
+      "REWRITE",
+      "    Rewrite the configuration file.",
       "HELP",
       "    Print this help.",
   };
@@ -136,19 +156,22 @@ void RegisterConfig(CommandRegistry& r) {
     return Doc{std::move(summary), std::move(since), "server", std::move(complexity)};
   };
   constexpr uint32_t kAdminFlags = kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale;
-  r.Add(Container("config", {"slow"}, srv("A container for server configuration commands", "2.0.0"),
-                  {Cmd("get", -3, kAdminFlags, ConfigGet, {"admin", "slow", "dangerous"},
-                       srv("Get the values of configuration parameters", "2.0.0",
-                           "O(N) when N is the number of configuration parameters provided"),
-                       {Multiple(Str("parameter"))}),
-                   Cmd("set", -4, kAdminFlags, ConfigSet, {"admin", "slow", "dangerous"},
-                       srv("Set configuration parameters to the given values", "2.0.0",
-                           "O(N) when N is the number of configuration parameters provided"),
-                       {Multiple(Block("data", {Str("parameter"), Str("value")}))}),
-                   Cmd("resetstat", 2, kAdminFlags, ConfigResetStat, {"admin", "slow", "dangerous"},
-                       srv("Reset the stats returned by INFO", "2.0.0")),
-                   Cmd("help", 2, kCmdLoading | kCmdStale, ConfigHelp, {"slow"},
-                       srv("Show helpful text about the different subcommands", "5.0.0"))}));
+  r.Add(Container(
+      "config", {"slow"}, srv("A container for server configuration commands", "2.0.0"),
+      {Cmd("get", -3, kAdminFlags, ConfigGet, {"admin", "slow", "dangerous"},
+           srv("Get the values of configuration parameters", "2.0.0",
+               "O(N) when N is the number of configuration parameters provided"),
+           {Multiple(Str("parameter"))}),
+       Cmd("set", -4, kAdminFlags, ConfigSet, {"admin", "slow", "dangerous"},
+           srv("Set configuration parameters to the given values", "2.0.0",
+               "O(N) when N is the number of configuration parameters provided"),
+           {Multiple(Block("data", {Str("parameter"), Str("value")}))}),
+       Cmd("resetstat", 2, kAdminFlags, ConfigResetStat, {"admin", "slow", "dangerous"},
+           srv("Reset the stats returned by INFO", "2.0.0")),
+       Cmd("rewrite", 2, kAdminFlags, ConfigRewrite, {"admin", "slow", "dangerous"},
+           srv("Rewrite the configuration file with the in memory configuration", "2.8.0")),
+       Cmd("help", 2, kCmdLoading | kCmdStale, ConfigHelp, {"slow"},
+           srv("Show helpful text about the different subcommands", "5.0.0"))}));
 }
 
 }  // namespace latch::commands

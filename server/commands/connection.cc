@@ -1,4 +1,4 @@
-// Connection commands: PING, ECHO, QUIT, HELLO, AUTH, SELECT and CLIENT.
+// Connection commands: PING, ECHO, QUIT, HELLO, AUTH, RESET, SELECT and CLIENT.
 //
 // They change or report the state of one session (protocol version, name,
 // authentication) and never touch the keyspace.
@@ -9,6 +9,7 @@
 #include "common/sha1.h"
 #include "server/commands/common.h"
 #include "server/control.h"
+#include "server/watch.h"
 
 namespace latch::commands {
 
@@ -57,7 +58,7 @@ std::string ClientLine(int64_t now, const Session& c, size_t argv_bytes) {
   Session::Buffers b = c.buffers();
   // Redis's flag letters that apply: O monitor, x in MULTI, b blocked (a
   // blocking pop, SET … WAIT, WAITAOF), d a watched key changed, e CLIENT
-  // NO-EVICT; N for none.
+  // NO-EVICT, P subscribed, U the unix socket; N for none.
   std::string flags;
   if (c.monitor) flags += 'O';
   if (c.in_multi) flags += 'x';
@@ -65,6 +66,7 @@ std::string ClientLine(int64_t now, const Session& c, size_t argv_bytes) {
   if (c.watched_key_touched) flags += 'd';
   if (c.no_evict) flags += 'e';
   if (c.subscribed()) flags += 'P';
+  if (c.unix_socket) flags += 'U';
   if (flags.empty()) flags = "N";
   size_t multi_mem = 0;
   for (const auto& request : c.queued) {
@@ -291,6 +293,26 @@ void Select(CommandContext& ctx) {
 void Monitor(CommandContext& ctx) {
   ctx.control().AddMonitor(ctx.session);
   ctx.reply.Ok();
+}
+
+// RESET: the connection as it was when it opened (Redis 6.2's
+// clearClientConnectionState): out of MONITOR, database 0, RESP2, the
+// default user (authenticated again only if no password is set), no
+// transaction and no watched key, no name, replies on. The reply is +RESET.
+void Reset(CommandContext& ctx) {
+  Session& s = ctx.session;
+  if (s.monitor) ctx.control().RemoveMonitor(s);
+  s.db = 0;
+  ctx.store.Select(0);
+  s.resp = 2;
+  s.authenticated = ctx.control().config().requirepass.empty();
+  s.in_multi = false;
+  s.multi_failed = false;
+  s.queued.clear();
+  ctx.control().watches().UnwatchAll(s);
+  s.name.clear();
+  s.reply_off = s.reply_skip_next = s.reply_skip_this = false;
+  ctx.reply.Simple("RESET");
 }
 
 void ClientId(CommandContext& ctx) {
@@ -617,6 +639,12 @@ void RegisterConnection(CommandRegistry& r) {
             conn("Authenticate to the server", "1.0.0",
                  "O(N) where N is the number of passwords defined for the user"),
             {Optional(Str("username"), "6.0.0"), Str("password")}));
+  // RESET runs at once inside MULTI (it discards the transaction), and
+  // before authentication, as in Redis.
+  r.Add(Cmd("reset", 1,
+            kCmdNoScript | kCmdLoading | kCmdStale | kFast | kCmdNoAuth | kCmdAllowBusy |
+                kCmdTransactionControl,
+            Reset, {"fast", "connection"}, conn("Reset the connection", "6.2.0")));
   r.Add(Cmd("select", 2, kCmdLoading | kCmdStale | kFast, Select, {"fast", "connection"},
             conn("Change the selected database for the current connection", "1.0.0"),
             {Int("index")}));

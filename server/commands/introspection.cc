@@ -1,10 +1,29 @@
 // COMMAND and its subcommands: the registry (server/command.h) seen from a
 // client. redis-cli reads COMMAND DOCS for its hints, and client libraries
 // read COMMAND INFO for key positions.
+#include <algorithm>
+
 #include "common/glob.h"
 #include "server/commands/common.h"
 
 namespace latch::commands {
+
+namespace {
+
+// A command by its name, or a subcommand by its full name ("config|get"),
+// as COMMAND INFO and COMMAND DOCS take them.
+const CommandSpec* FindByFullName(std::string_view name) {
+  size_t bar = name.find('|');
+  if (bar == std::string_view::npos) return CommandRegistry::Get().Find(name);
+  const CommandSpec* c = CommandRegistry::Get().Find(name.substr(0, bar));
+  if (c == nullptr) return nullptr;
+  for (const CommandSpec& s : c->subcommands) {
+    if (EqualsIgnoreCase(s.name, name.substr(bar + 1))) return &s;
+  }
+  return nullptr;
+}
+
+}  // namespace
 
 void Command(CommandContext& ctx) {
   const auto& all = CommandRegistry::Get().commands();
@@ -23,7 +42,7 @@ void CommandInfo(CommandContext& ctx) {
   }
   ctx.reply.Array(ctx.argv.size() - 2);
   for (size_t i = 2; i < ctx.argv.size(); ++i) {
-    const CommandSpec* c = CommandRegistry::Get().Find(ctx.argv[i]);
+    const CommandSpec* c = FindByFullName(ctx.argv[i]);
     if (c == nullptr) {
       ctx.reply.Null();  // Redis: addReplyNull, so $-1 in RESP2
     } else {
@@ -38,12 +57,12 @@ void CommandDocs(CommandContext& ctx) {
     for (const CommandSpec& c : CommandRegistry::Get().commands()) list.push_back(&c);
   } else {
     for (size_t i = 2; i < ctx.argv.size(); ++i) {
-      if (const CommandSpec* c = CommandRegistry::Get().Find(ctx.argv[i])) list.push_back(c);
+      if (const CommandSpec* c = FindByFullName(ctx.argv[i])) list.push_back(c);
     }
   }
   ctx.reply.Map(list.size());
   for (const CommandSpec* c : list) {
-    ctx.reply.Bulk(c->name);
+    ctx.reply.Bulk(c->fullname);
     CommandRegistry::WriteDocs(*c, ctx.reply);
   }
 }
@@ -82,6 +101,93 @@ void CommandList(CommandContext& ctx) {
   for (const std::string& n : names) ctx.reply.Bulk(n);
 }
 
+namespace {
+
+// COMMAND GETKEYS / GETKEYSANDFLAGS <full command>: the keys a command would
+// touch, found from its key positions as Redis 7.0 finds them from its key
+// specs (getKeysUsingKeySpecs), with Redis's errors.
+void GetKeys(CommandContext& ctx, bool with_flags) {
+  std::span<const std::string_view> target = ctx.argv.subspan(2);
+  const CommandSpec* cmd = CommandRegistry::Get().Find(target[0]);
+  if (cmd != nullptr && !cmd->subcommands.empty() && target.size() >= 2) {
+    // A container: the subcommand names the command (OBJECT ENCODING key).
+    const CommandSpec* container = cmd;
+    cmd = nullptr;
+    for (const CommandSpec& sub : container->subcommands) {
+      if (EqualsIgnoreCase(sub.name, target[1])) cmd = &sub;
+    }
+  }
+  if (cmd == nullptr) {
+    ctx.reply.Error("ERR Invalid command specified");
+    return;
+  }
+  if (cmd->first_key <= 0) {
+    ctx.reply.Error("ERR The command has no key arguments");
+    return;
+  }
+  const int argc = static_cast<int>(target.size());
+  if ((cmd->arity > 0 && cmd->arity != argc) || argc < -cmd->arity) {
+    ctx.reply.Error("ERR Invalid number of arguments specified for command");
+    return;
+  }
+  std::vector<int> positions;
+  const int first = cmd->first_key;
+  const int last = cmd->last_key < 0 ? argc + cmd->last_key : cmd->last_key;
+  const int step = std::max(cmd->key_step, 1);
+  for (int i = first; i <= last && first < argc; i += step) {
+    // Past the arguments given: a command of variable arity reports the
+    // error itself when it runs, so there is simply no key there.
+    if (i >= argc) continue;
+    positions.push_back(i);
+  }
+  if (positions.empty()) {
+    ctx.reply.Error("ERR Invalid arguments specified for command");
+    return;
+  }
+  // The flags in Redis's order (addReplyFlagsForKeyArgs).
+  static const char* kOrder[] = {
+      "RW",     "RO",     "OW",      "RM",         "access",        "update",
+      "insert", "delete", "not_key", "incomplete", "variable_flags"};
+  // A key spec with variable_flags has its flags decided by the arguments
+  // (Redis's getkeys procedures): SET overwrites (OW update) unless GET
+  // reads the old value (RW access update). Others: the declared flags.
+  std::vector<std::string> declared = cmd->key_spec_flags;
+  if (std::find(declared.begin(), declared.end(), "variable_flags") != declared.end()) {
+    std::erase(declared, std::string("variable_flags"));
+    if (cmd->fullname == "set") {
+      bool get = false;
+      for (size_t i = 3; i < target.size(); ++i) get |= IsWord(target[i], "GET");
+      declared = get ? std::vector<std::string>{"RW", "access", "update"}
+                     : std::vector<std::string>{"OW", "update"};
+    }
+  }
+  std::vector<const char*> flags;
+  for (const char* f : kOrder) {
+    if (std::find(declared.begin(), declared.end(), f) != declared.end()) flags.push_back(f);
+  }
+  ctx.reply.Array(positions.size());
+  for (int i : positions) {
+    if (!with_flags) {
+      ctx.reply.Bulk(target[static_cast<size_t>(i)]);
+      continue;
+    }
+    ctx.reply.Array(2);
+    ctx.reply.Bulk(target[static_cast<size_t>(i)]);
+    ctx.reply.Set(flags.size());
+    for (const char* f : flags) ctx.reply.Simple(f);
+  }
+}
+
+}  // namespace
+
+void CommandGetKeys(CommandContext& ctx) {
+  GetKeys(ctx, false);
+}
+
+void CommandGetKeysAndFlags(CommandContext& ctx) {
+  GetKeys(ctx, true);
+}
+
 void CommandHelp(CommandContext& ctx) {
   static const char* kLines[] = {
       "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -95,6 +201,10 @@ void CommandHelp(CommandContext& ctx) {
       "    Return details about the given commands, or all of them.",
       "DOCS [<command-name> ...]",
       "    Return documentation details about the given commands, or all of them.",
+      "GETKEYS <full-command>",
+      "    Return the keys from a full Redis command.",
+      "GETKEYSANDFLAGS <full-command>",
+      "    Return the keys and the access flags from a full Redis command.",
       "HELP",
       "    Print this help.",
   };
@@ -131,6 +241,13 @@ void RegisterIntrospection(CommandRegistry& r) {
                          {OneOf("filter", {Str("module-name", "MODULE"), Str("category", "ACLCAT"),
                                            Str("pattern", "PATTERN")})},
                          "FILTERBY"))}),
+                 Cmd("getkeys", -4, kCmdLoading | kCmdStale, CommandGetKeys, {"slow", "connection"},
+                     srv("Extract keys given a full Redis command", "2.8.13",
+                         "O(N) where N is the number of arguments to the command")),
+                 Cmd("getkeysandflags", -4, kCmdLoading | kCmdStale, CommandGetKeysAndFlags,
+                     {"slow", "connection"},
+                     srv("Extract keys and access flags given a full Redis command", "7.0.0",
+                         "O(N) where N is the number of arguments to the command")),
                  Cmd("help", 2, kCmdLoading | kCmdStale, CommandHelp, {"slow", "connection"},
                      srv("Show helpful text about the different subcommands", "5.0.0"))});
   // COMMAND alone lists every command.

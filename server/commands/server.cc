@@ -1,4 +1,4 @@
-// Server commands: TIME, INFO, SHUTDOWN, BGREWRITEAOF, DEBUG.
+// Server commands: TIME, INFO, SHUTDOWN, ROLE, BGREWRITEAOF, DEBUG.
 #include <unistd.h>
 
 #include <cerrno>
@@ -256,17 +256,29 @@ void Debug(CommandContext& ctx) {
 // ---------------------------------------------------------------- SHUTDOWN
 
 void Shutdown(CommandContext& ctx) {
-  // SHUTDOWN [NOSAVE | SAVE] [NOW] [FORCE]. latch has no snapshots: SAVE and
-  // NOSAVE both mean "stop now"; the log is flushed and fsynced either way,
-  // since every write it holds was acknowledged to a client.
-  bool nosave = false;
+  // SHUTDOWN [NOSAVE | SAVE] [NOW] [FORCE] [ABORT], with Redis 7.0's rules.
+  // latch has no snapshots: SAVE and NOSAVE both mean "stop now"; the log is
+  // written and fsynced either way, since every write it holds was
+  // acknowledged to a client. Redis waits for lagging replicas before it
+  // stops (NOW skips that, ABORT cancels it); latch has none, so a shutdown
+  // is never in progress for ABORT to cancel.
+  bool nosave = false, save = false, now = false, force = false, abort = false;
   for (size_t i = 1; i < ctx.argv.size(); ++i) {
     std::string_view a = ctx.argv[i];
-    if (!IsWord(a, "NOSAVE") && !IsWord(a, "SAVE") && !IsWord(a, "NOW") && !IsWord(a, "FORCE")) {
+    if (IsWord(a, "NOSAVE")) {
+      nosave = true;
+    } else if (IsWord(a, "SAVE")) {
+      save = true;
+    } else if (IsWord(a, "NOW")) {
+      now = true;
+    } else if (IsWord(a, "FORCE")) {
+      force = true;
+    } else if (IsWord(a, "ABORT")) {
+      abort = true;
+    } else {
       ctx.reply.Error(kSyntaxError);
       return;
     }
-    if (IsWord(a, "NOSAVE")) nosave = true;
   }
   // While a script is busy only SHUTDOWN NOSAVE goes through (Redis's rule:
   // it stops the script, and the server).
@@ -276,8 +288,27 @@ void Shutdown(CommandContext& ctx) {
         "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.");
     return;
   }
+  if ((abort && (nosave || save || now || force)) || (nosave && save)) {
+    ctx.reply.Error(kSyntaxError);
+    return;
+  }
+  if (abort) {
+    ctx.reply.Error("ERR No shutdown in progress.");
+    return;
+  }
   // Like Redis, no reply on success: the connection closes as the server exits.
   ctx.control().RequestShutdown();
+}
+
+// ---------------------------------------------------------------- ROLE
+
+void Role(CommandContext& ctx) {
+  // Every latch node is a master without replicas (RedLock's nodes are
+  // independent): Redis's reply for that, the replication offset 0.
+  ctx.reply.Array(3);
+  ctx.reply.Bulk("master");
+  ctx.reply.Int(0);
+  ctx.reply.Array(0);
 }
 
 // ---------------------------------------------------------------- registration
@@ -300,13 +331,16 @@ void RegisterServer(CommandRegistry& r) {
             srv("Fault injection for tests (enable-debug-command)", "1.0.0"),
             {Str("subcommand"), Optional(Multiple(Str("arg")))}));
   r.Add(Cmd("shutdown", -1,
-            kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale | kCmdNoMulti | kCmdSentinel |
-                kCmdAllowBusy,
+            kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale | kCmdNoMulti | kCmdAllowBusy,
             Shutdown, {"admin", "slow", "dangerous"},
             srv("Synchronously flush the log to disk and then shut down the server", "1.0.0",
                 "O(N) when saving, where N is the total number of keys"),
-            {Optional(OneOf("nosave-save", {Token("nosave", "NOSAVE"), Token("save", "SAVE")})),
-             Optional(Token("now", "NOW"), "7.0.0"), Optional(Token("force", "FORCE"), "7.0.0")}));
+            {Optional(OneOf("nosave_save", {Token("nosave", "NOSAVE"), Token("save", "SAVE")})),
+             Optional(Token("now", "NOW"), "7.0.0"), Optional(Token("force", "FORCE"), "7.0.0"),
+             Optional(Token("abort", "ABORT"), "7.0.0")}));
+  r.Add(Cmd("role", 1, kCmdNoScript | kCmdLoading | kCmdStale | kFast, Role,
+            {"admin", "fast", "dangerous"},
+            srv("Return the role of the instance in the context of replication", "2.8.12")));
 }
 
 }  // namespace latch::commands

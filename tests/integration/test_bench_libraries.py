@@ -33,7 +33,7 @@ def bench(tmp_path):
     started = []
 
     def up(n, *server_options):
-        out = json.loads(fx("up", "--nodes", n, "--dir", d, "--json", "--",
+        out = json.loads(fx("up", "--node-count", n, "--dir", d, "--json", "--",
                             *server_options).stdout)
         started.append(d)
         return out

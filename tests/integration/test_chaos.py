@@ -24,7 +24,7 @@ import latchtest as lt
 # Seed 8 schedules 7 faults in 10 s (the original five kinds), 4 of them
 # amnesia (a majority loses power right after a grant); every seed schedules
 # one at least every third fault.
-CLASSIC = ("--nodes", "5", "--workers", "6", "--duration", "10s", "--seed", "8", "--ttl", "1s",
+CLASSIC = ("--node-count", "5", "--workers", "6", "--duration", "10s", "--seed", "8", "--ttl", "1s",
            "--appendonly", "yes", "--appendfsync", "no", "--faults", "classic")
 
 # Seed 1622 schedules, in 15 s, every new kind of fault at least once (two
@@ -34,7 +34,7 @@ CLASSIC = ("--nodes", "5", "--workers", "6", "--duration", "10s", "--seed", "8",
 # MULTI; each restart draws a new fsync policy and quarantine mode.
 NEW_KINDS = ["clean restart", "restart during quarantine", "disk error", "slow disk",
              "wall-clock step", "boot-id change", "majority power loss after a grant"]
-WIDE = ("--nodes", "5", "--workers", "6", "--duration", "15s", "--seed", "1622", "--ttl", "1s",
+WIDE = ("--node-count", "5", "--workers", "6", "--duration", "15s", "--seed", "1622", "--ttl", "1s",
         "--faults", "amnesia,clean,requarantine,disk-error,slow-disk,wall-step,boot-id",
         "--vary-appendfsync", "always,everysec,no", "--vary-quarantine", "auto,always")
 
@@ -63,9 +63,9 @@ def check_timeline(path, violations):
 
 
 def test_the_schedule_depends_only_on_the_seed():
-    a = chaos(*WIDE, "--schedule-only")
-    b = chaos(*WIDE, "--schedule-only")
-    c = chaos(*WIDE[:7], "1623", *WIDE[8:], "--schedule-only")
+    a = chaos(*WIDE, "--print-schedule")
+    b = chaos(*WIDE, "--print-schedule")
+    c = chaos(*WIDE[:7], "1623", *WIDE[8:], "--print-schedule")
     assert a.returncode == 0, a.stderr
     assert a.stdout == b.stdout
     assert a.stdout != c.stdout
@@ -78,7 +78,7 @@ def test_the_schedule_depends_only_on_the_seed():
     assert any(re.search(r"disk error .* kill -9 within \d+ ms after a grant", f) for f in faults)
     assert re.search(r"^rewrite at \d+ ms on node \d \(inside MULTI\)$", a.stdout, re.M)
     # The original model draws the schedules it always drew.
-    classic = chaos(*CLASSIC, "--schedule-only").stdout.splitlines()
+    classic = chaos(*CLASSIC, "--print-schedule").stdout.splitlines()
     assert len([f for f in classic if f.startswith("fault ")]) == 7
     assert sum("majority power loss" in f for f in classic) >= 3
 
@@ -143,7 +143,7 @@ def test_a_crash_while_fsyncs_are_slow_loses_no_acknowledged_write():
     # preloaded into the servers), and after 1.2 s both are killed while
     # their fsyncs wait. Under everysec a reply leaves only once its write is
     # in the file, so the crash loses nothing acknowledged.
-    p = chaos("--nodes", "3", "--workers", "2", "--duration", "6s", "--seed", "3",
+    p = chaos("--node-count", "3", "--workers", "2", "--duration", "6s", "--seed", "3",
               "--faults", "slow-fsync", "--appendfsync", "everysec", "--ack-rate", "200")
     out = p.stdout
     assert p.returncode == 0, out + p.stderr
@@ -158,7 +158,7 @@ def test_a_lost_log_is_reported_as_lost_acknowledged_writes():
     # kill -9, the log deleted, a start: the node's acknowledged writes are
     # gone, and the run must say so and fail (with no violation: the other
     # nodes still hold every lock, and the node quarantines).
-    p = chaos("--nodes", "3", "--workers", "2", "--duration", "4s", "--seed", "1",
+    p = chaos("--node-count", "3", "--workers", "2", "--duration", "4s", "--seed", "1",
               "--faults", "log-lost", "--ack-rate", "200")
     out = p.stdout
     assert p.returncode == 1, out + p.stderr
@@ -180,7 +180,7 @@ def test_faults_the_server_cannot_take_are_skipped(tmp_path):
         "  echo \"Bad directive or wrong number of arguments: $a\" >&2; exit 1;; esac; done\n"
         "exec %s \"$@\"\n" % lt.latch_binary())
     wrapper.chmod(wrapper.stat().st_mode | stat.S_IEXEC)
-    p = chaos("--nodes", "3", "--workers", "2", "--duration", "5s", "--seed", "1",
+    p = chaos("--node-count", "3", "--workers", "2", "--duration", "5s", "--seed", "1",
               "--faults", "wall-step,boot-id,crash", server=str(wrapper))
     out = p.stdout
     assert p.returncode == 0, out + p.stderr
@@ -192,11 +192,11 @@ def test_faults_the_server_cannot_take_are_skipped(tmp_path):
     assert out.splitlines()[-1] == "violations: 0"
 
 
-def test_a_harness_error_exits_2(tmp_path):
-    p = chaos("--nodes", "0")
-    assert p.returncode == 2
+def test_a_harness_error_exits_2_and_a_usage_error_64(tmp_path):
+    p = chaos("--node-count", "0")
+    assert p.returncode == 64
     p = chaos("--faults", "crash,meteor")
-    assert p.returncode == 2
+    assert p.returncode == 64
     assert "unknown fault kind 'meteor'" in p.stderr
     p = subprocess.run([os.path.join(lt.build_dir(), "tools", "latch-chaos"), "--server",
                         str(tmp_path / "missing"), "--duration", "1s"],

@@ -13,7 +13,7 @@ import subprocess
 
 import latchtest as lt
 
-RUN = ("--nodes", "5", "--workers", "6", "--duration", "10s", "--seed", "8", "--ttl", "1s",
+RUN = ("--node-count", "5", "--workers", "6", "--duration", "10s", "--seed", "8", "--ttl", "1s",
        "--appendonly", "yes", "--appendfsync", "no", "--quarantine", "never", "--fence")
 
 

@@ -49,7 +49,7 @@ def status(d):
 
 
 def test_up_status_faults_down(fixture_dir):
-    out = json.loads(fx("up", "--nodes", 3, "--dir", fixture_dir, "--json").stdout)
+    out = json.loads(fx("up", "--node-count", 3, "--dir", fixture_dir, "--json").stdout)
     ports = [n["port"] for n in out["nodes"]]
     assert len(set(ports)) == 3
     assert out["LATCH_NODES"] == ",".join("127.0.0.1:%d" % p for p in ports)
@@ -72,7 +72,7 @@ def test_up_status_faults_down(fixture_dir):
     with lt.Conn(ports[0]) as c:
         assert c.cmd("PING") == b"PONG"
     # A second `up` in the same directory is refused while nodes run.
-    r = fx("up", "--nodes", 1, "--dir", fixture_dir, check=False)
+    r = fx("up", "--node-count", 1, "--dir", fixture_dir, check=False)
     assert r.returncode == 2 and "already up" in r.stderr
     pids = [n["pid"] for n in out["nodes"]]
     fx("down", "--dir", fixture_dir)
@@ -83,7 +83,7 @@ def test_up_status_faults_down(fixture_dir):
 
 
 def test_kill_lose_unsynced_restarts_quarantined(fixture_dir):
-    fx("up", "--nodes", 2, "--dir", fixture_dir)
+    fx("up", "--node-count", 2, "--dir", fixture_dir)
     port = status(fixture_dir)[0]["endpoint"].split(":")[1]
     with lt.Conn(int(port)) as c:
         # A slow disk: the lock's fsync has not completed at the power loss
@@ -143,7 +143,7 @@ def test_run_applies_the_schedule_and_returns_the_status(tmp_path):
     schedule = tmp_path / "schedule.txt"
     schedule.write_text("# pause node 1 for 800 ms\n300 pause 1 800\n100 fault * CLOCK RATE 2\n")
     d = str(tmp_path / "run")
-    r = fx("run", "--nodes", 3, "--dir", d, "--schedule", str(schedule), "--",
+    r = fx("run", "--node-count", 3, "--dir", d, "--schedule", str(schedule), "--",
            sys.executable, "-c", RUN_PROBE, check=False)
     assert r.returncode == 7, r.stderr
     probe = json.loads(r.stdout.strip().splitlines()[-1])
@@ -157,9 +157,9 @@ def test_run_applies_the_schedule_and_returns_the_status(tmp_path):
 
 
 def test_seeded_schedule_is_replayable(tmp_path):
-    a = fx("run", "--nodes", 5, "--seed", 42, "--duration", 8000, "--print-schedule").stdout
-    b = fx("run", "--nodes", 5, "--seed", 42, "--duration", 8000, "--print-schedule").stdout
-    c = fx("run", "--nodes", 5, "--seed", 43, "--duration", 8000, "--print-schedule").stdout
+    a = fx("run", "--node-count", 5, "--seed", 42, "--duration", "8s", "--print-schedule").stdout
+    b = fx("run", "--node-count", 5, "--seed", 42, "--duration", "8s", "--print-schedule").stdout
+    c = fx("run", "--node-count", 5, "--seed", 43, "--duration", "8s", "--print-schedule").stdout
     assert a == b and a != c
     actions = [line for line in a.splitlines() if line and not line.startswith("#")]
     assert len(actions) >= 4
@@ -168,7 +168,7 @@ def test_seeded_schedule_is_replayable(tmp_path):
     f = tmp_path / "replay.txt"
     f.write_text(a)
     first = [line for line in actions if int(line.split()[0]) < 1500]
-    r = fx("run", "--nodes", 5, "--schedule", str(f), "--", "sleep", "1.5", check=False)
+    r = fx("run", "--node-count", 5, "--schedule", str(f), "--", "sleep", "1.5", check=False)
     assert r.returncode == 0, r.stderr
     applied = [line.split(": ", 2)[-1] for line in r.stderr.splitlines()
                if " s: " in line and "skipped" not in line]
@@ -202,7 +202,7 @@ def redlock_acquire(name, ports, key, token, ttl, drift_factor):
 def make_drift_history(d, drift_factor):
     """Runs the fast-clock scenario on a fresh fixture; returns the client
     history path."""
-    out = json.loads(fx("up", "--nodes", 3, "--dir", d, "--json").stdout)
+    out = json.loads(fx("up", "--node-count", 3, "--dir", d, "--json").stdout)
     try:
         ports = [n["port"] for n in out["nodes"]]
         fx("fault", 0, "CLOCK", "RATE", "4", "--dir", d)
@@ -239,13 +239,21 @@ def test_check_reports_the_fast_clock_violation(tmp_path):
     assert lines[-2].startswith("page: ") and lines[-1] == "violations: 1"
     v = next(line for line in lines if line.startswith("violation 1:"))
     assert 'key "res": A (token tokA) and B (token tokB)' in v
-    assert "first's token was live on 127.0.0.1:" in v
+    # Nodes by the index latch-fixture's commands take, then their addresses.
+    assert re.search(r"first's token was live on nodes 0,1 \(127\.0\.0\.1:\d+,127\.0\.0\.1:\d+\), "
+                     r"the second's on nodes 0,2 \(", v), v
     html = open(page).read()
     assert "http://" not in html.replace('xmlns="http://www.w3.org/2000/svg"', "")
     assert "https://" not in html
     dom = chromium_dom(tmp_path, page)
     body = re.search(r"<body[^>]*>", dom).group(0)
-    assert body == '<body data-rendered="ok">', body  # no script error, picture = list
+    # No script error, picture = list, and the violation scrolled into view.
+    assert 'data-rendered="ok"' in body and 'data-violation-in-view="yes"' in body, body
+    # The node lanes in the CLI's order, named by index; a first start is
+    # not a restart (no R), the two faults are marked (F).
+    lanes = re.findall(r">node (\d) \(127\.0\.0\.1:\d+\)</text>", dom)
+    assert lanes == ["0", "1", "2"], lanes
+    assert dom.count('class="mark" x=') == 2 and ">R</text>" not in dom
     assert 'id="violation-1"' in dom and "A and B both held" in dom
     assert "1 violation drawn, 1 listed" in dom
     png = chromium_screenshot(tmp_path, page)
@@ -276,6 +284,33 @@ def test_check_reads_nodes_only_and_refuses_bad_lines(tmp_path):
     bad.write_text('{"t":1,"node":"a","ev":"grant","key":{"nested":1}}\n')
     r = fx("check", str(bad), check=False)
     assert r.returncode == 2 and "bad.jsonl:1:" in r.stderr and "nested" in r.stderr
+
+
+def test_a_release_logged_after_the_nodes_released_is_named(tmp_path):
+    """The client-history rule (docs/testbench.md): "release" is logged
+    before the release requests. Logged after them, the end of the claim is
+    unsupported, and the report says why."""
+    nodes = tmp_path / "nodes.jsonl"
+    nodes.write_text("".join(
+        '{"t":%d,"node":"n%d","ev":"%s","key":"k","value":"T"%s}\n' % (t, n, ev, ttl)
+        for n in range(3) for t, ev, ttl in ((1000, "grant", ',"ttl_ms":5000'),
+                                             (2000, "release", ""))))
+    late = tmp_path / "late.jsonl"
+    late.write_text('{"t":1001,"client":"A","ev":"acquired","key":"k","token":"T",'
+                    '"validity_ms":4000}\n'
+                    '{"t":2050,"client":"A","ev":"release","key":"k","token":"T"}\n')
+    r = fx("check", str(nodes), "--client-history", str(late), check=False)
+    assert r.returncode == 0, r.stdout
+    assert "unsupported claims: 1" in r.stdout
+    assert "(its release reached the nodes first)" in r.stdout
+    assert 'log "release" before the first release request' in r.stdout
+    # Logged first, as the rule says: nothing unsupported.
+    early = tmp_path / "early.jsonl"
+    early.write_text('{"t":1001,"client":"A","ev":"acquired","key":"k","token":"T",'
+                     '"validity_ms":4000}\n'
+                     '{"t":1999,"client":"A","ev":"release","key":"k","token":"T"}\n')
+    r = fx("check", str(nodes), "--client-history", str(early), check=False)
+    assert "unsupported claims: 0" in r.stdout and "note:" not in r.stdout, r.stdout
 
 
 def chromium():
@@ -309,10 +344,10 @@ def chromium_screenshot(tmp_path, page):
 
 
 def test_latch_chaos_draws_the_same_page(tmp_path):
-    """latch-chaos --page writes its run through the same page code."""
+    """latch-chaos --html writes its run through the same page code."""
     page = str(tmp_path / "chaos.html")
-    r = subprocess.run([os.path.join(lt.build_dir(), "tools", "latch-chaos"), "--nodes", "3",
-                        "--workers", "2", "--duration", "2s", "--seed", "3", "--page", page],
+    r = subprocess.run([os.path.join(lt.build_dir(), "tools", "latch-chaos"), "--node-count", "3",
+                        "--workers", "2", "--duration", "2s", "--seed", "3", "--html", page],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
     assert r.returncode == 0 and "violations: 0" in r.stdout, r.stdout
     html = open(page).read()

@@ -169,17 +169,18 @@ def test_a_blocked_pop_that_disconnects_leaves_its_queues(latch_server, latch):
 
 
 def test_in_quarantine_a_blocked_pop_waits_for_its_end(tmp_path):
-    # A crash under everysec: the node restarts quarantined until the
-    # horizon. Handing out list elements is a grant: refused meanwhile.
+    # A power loss under everysec: the node restarts quarantined until the
+    # horizon (a process crash on the same boot loses nothing and is not
+    # quarantined). Handing out list elements is a grant: refused meanwhile.
     n = Node(str(tmp_path), *BASE, "--appendfsync", "everysec",
-             "--max-lock-ttl", "1500").start()
+             "--max-lock-ttl", "1500", "--enable-debug-command", "yes").start()
     assert n.cmd("SET", "lock", "A", "NX", "PX", "1500") == b"OK"
     with n.conn() as c:
         c.cmd("SELECT", 1)
         assert c.cmd("RPUSH", "k", "x", "y") == 2
     # (everysec: wait for the records to be on disk before the crash.)
     time.sleep(1.5)
-    n.kill9()
+    n.power_loss()
     n.start()
     assert n.info("latch")["quarantine"] == "1"
     with n.conn() as c, n.conn() as w:

@@ -78,7 +78,7 @@ def test_help_documents_the_exit_statuses():
     (("--key", "k", "--ttl", "1s", "--", "true"), "--nodes is required"),
     (("--nodes", "127.0.0.1:1", "--ttl", "1s", "--", "true"), "--key is required"),
     (("--nodes", "127.0.0.1:1", "--key", "k", "--", "true"), "--ttl is required"),
-    (("--nodes", "127.0.0.1:1", "--key", "k", "--ttl", "soon", "--", "true"), "bad duration"),
+    (("--nodes", "127.0.0.1:1", "--key", "k", "--ttl", "soon", "--", "true"), "is not a duration"),
     (("--nodes", "127.0.0.1", "--key", "k", "--ttl", "1s", "--", "true"), "HOST:PORT"),
     (("--nodes", "127.0.0.1:1", "--key", "k", "--ttl", "1s"), "no COMMAND"),
     (("--nodes", "127.0.0.1:1", "--key", "k", "--bogus", "1", "--", "true"), "unknown option"),

@@ -88,8 +88,9 @@ struct Options {
   bool fence = false;  // acquire with fencing tokens and check their order (fencing.h)
 };
 
-// Parses the command line (options.cc). --help prints the usage and exits 0;
-// a bad option prints a message and the usage and exits kExitHarness.
+// Parses the command line (options.cc, with tools/cli/options.h): --help
+// prints the manual and exits 0; a bad option prints a message and the
+// synopsis and exits 64, as in every tool.
 Options ParseOptions(int argc, char** argv);
 
 // Something in the harness failed (not the system under test): exit 2.

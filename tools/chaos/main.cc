@@ -1,7 +1,7 @@
 // latch-chaos: does RedLock over latch keep mutual exclusion, and every
 // node its acknowledged writes, under faults?
 //
-//   latch-chaos --nodes 5 --workers 8 --duration 30s --seed 1 --quarantine auto|never|always
+//   latch-chaos --node-count 5 --workers 8 --duration 30s --seed 1 --quarantine auto|never|always
 //               --appendfsync always|everysec|no [--faults LIST] [--vary-appendfsync LIST]
 //               [--vary-quarantine LIST] [--timeline out.svg]
 //

@@ -13,6 +13,8 @@ test_pkgs=(googletest libgtest-dev libgmock-dev redis-server redis-tools python3
            python3-redis tmux nodejs npm libhiredis-dev)
 # The test bench's page check: headless Chromium loads the checker's HTML page.
 test_pkgs+=(chromium)
+# The Debian package's check: cpack's dpkg-shlibdeps (dpkg-deb is dpkg's).
+test_pkgs+=(dpkg-dev)
 # The sanitizer build and the fuzzers (clang and its ASan, UBSan and libFuzzer
 # runtimes); ip, ss and prlimit for the hardening tests.
 test_pkgs+=(clang libclang-rt-14-dev iproute2 util-linux)

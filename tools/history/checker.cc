@@ -84,7 +84,16 @@ Report Check(const Histories& h, const Options& o) {
                    [](const Event& a, const Event& b) { return a.t < b.t; });
   std::set<std::string> nodes, clients;
   for (const Event& e : events) (e.from_node ? nodes : clients).insert(e.who);
-  r.nodes.assign(nodes.begin(), nodes.end());
+  // The harness's numbering first, then the others as the histories name
+  // them (in time order).
+  for (const std::string& n : o.node_order) {
+    if (nodes.count(n)) r.nodes.push_back(n);
+  }
+  for (const Event& e : events) {
+    if (e.from_node && std::find(r.nodes.begin(), r.nodes.end(), e.who) == r.nodes.end()) {
+      r.nodes.push_back(e.who);
+    }
+  }
   r.clients.assign(clients.begin(), clients.end());
   r.have_clients = !clients.empty();
   int n = o.nodes > 0 ? o.nodes : static_cast<int>(nodes.size());
@@ -102,6 +111,7 @@ Report Check(const Histories& h, const Options& o) {
     r.node_spans[it->second].note = why;
     open_span.erase(it);
   };
+  std::set<std::string> started;
   for (const Event& e : events) {
     if (!e.from_node) continue;
     const double end = e.ttl_ms < 0 ? kForever : e.t + e.ttl_ms;
@@ -164,7 +174,9 @@ Report Check(const Histories& h, const Options& o) {
           }
         }
       }
-      r.marks.push_back(e);
+      // A node's first start is where its history begins, not a restart.
+      if (e.ev == "fault" || started.count(e.who)) r.marks.push_back(e);
+      if (e.ev == "start") started.insert(e.who);
     }
   }
   for (const Interval& p : r.promises) {
@@ -233,6 +245,7 @@ Report Check(const Histories& h, const Options& o) {
       }
     } else if (e.ev == "release" && it != open_claim.end()) {
       r.claims[it->second].to = std::min(r.claims[it->second].to, e.t);
+      r.claims[it->second].note = "released";
       open_claim.erase(it);
     }
   }
@@ -255,7 +268,14 @@ Report Check(const Histories& h, const Options& o) {
         r.holds.push_back({c.who, c.key, c.token, x, y, ""});
         at = y;
       }
-      if (at < c.to) r.unsupported.push_back({c.who, c.key, c.token, at, c.to, ""});
+      if (at < c.to) {
+        // Ended by the client's own release, after the nodes had released:
+        // the client logged "release" once done releasing, not when it
+        // began (docs/testbench.md, "The client history").
+        const bool late_release = c.note == "released" && at > c.from;
+        r.unsupported.push_back(
+            {c.who, c.key, c.token, at, c.to, late_release ? "late release" : ""});
+      }
     }
   } else {
     for (const auto& [kt, list] : majority) {
@@ -300,14 +320,35 @@ Report Check(const Histories& h, const Options& o) {
   return r;
 }
 
+std::string Report::NodeIndex(const std::string& who) const {
+  auto it = std::find(nodes.begin(), nodes.end(), who);
+  return it == nodes.end() ? who : std::to_string(it - nodes.begin());
+}
+
+std::string Report::NodeName(const std::string& who) const {
+  auto it = std::find(nodes.begin(), nodes.end(), who);
+  if (it == nodes.end()) return "node " + who;
+  return "node " + std::to_string(it - nodes.begin()) + " (" + who + ")";
+}
+
 std::string FormatReport(const Report& r) {
   std::string out;
-  char buf[512];
+  char buf[1024];
   auto rel = [&](double t) { return (t - r.t0) / 1000.0; };
-  auto join = [](const std::vector<std::string>& v) {
-    std::string s;
-    for (const std::string& x : v) s += (s.empty() ? "" : ",") + x;
-    return s.empty() ? std::string("none") : s;
+  // "nodes 0,2 (127.0.0.1:7001,127.0.0.1:7003)": the indexes the command
+  // line uses, then the addresses.
+  auto join = [&](const std::vector<std::string>& v) {
+    std::vector<std::string> sorted = v;
+    std::sort(sorted.begin(), sorted.end(), [&](const std::string& a, const std::string& b) {
+      return std::find(r.nodes.begin(), r.nodes.end(), a) <
+             std::find(r.nodes.begin(), r.nodes.end(), b);
+    });
+    std::string idx, addr;
+    for (const std::string& x : sorted) {
+      idx += (idx.empty() ? "" : ",") + r.NodeIndex(x);
+      addr += (addr.empty() ? "" : ",") + x;
+    }
+    return sorted.empty() ? std::string("no node") : "nodes " + idx + " (" + addr + ")";
   };
   std::snprintf(buf, sizeof(buf), "nodes: %zu (a lock needs %d), clients: %zu%s\n", r.nodes.size(),
                 r.quorum, r.clients.size(),
@@ -333,13 +374,21 @@ std::string FormatReport(const Report& r) {
     out += buf;
   }
   k = 0;
+  size_t late_releases = 0;
   for (const Interval& u : r.unsupported) {
     std::snprintf(buf, sizeof(buf),
                   "unsupported claim %d: %s believed it held \"%s\" (token %s) from %.3f s to "
-                  "%.3f s without a majority of nodes\n",
-                  ++k, u.who.c_str(), u.key.c_str(), Short(u.token).c_str(), rel(u.from),
-                  rel(u.to));
+                  "%.3f s without a majority of nodes%s\n",
+                  ++k, u.who.c_str(), u.key.c_str(), Short(u.token).c_str(), rel(u.from), rel(u.to),
+                  u.note == "late release" ? " (its release reached the nodes first)" : "");
     out += buf;
+    late_releases += u.note == "late release";
+  }
+  if (late_releases > 0) {
+    out += "note: " + std::to_string(late_releases) +
+           " unsupported claims end with the client's release, logged after the nodes had "
+           "released: log \"release\" before the first release request (docs/testbench.md, "
+           "\"The client history\")\n";
   }
   out += "violations: " + std::to_string(r.violations.size()) + "\n";
   return out;

@@ -9,7 +9,9 @@
 //       {"t":…,"client":"A","ev":"acquire","key":"k"}
 //       {"t":…,"client":"A","ev":"acquired","key":"k","token":"…","validity_ms":2980}
 //       {"t":…,"client":"A","ev":"extended","key":"k","token":"…","validity_ms":…}
-//       {"t":…,"client":"A","ev":"release","key":"k","token":"…"}
+//       {"t":…,"client":"A","ev":"release","key":"k","token":"…"}   (logged
+//           when the client starts releasing, before its first release
+//           request: from then on the nodes may let the next client in)
 //       {"t":…,"client":"A","ev":"failed","key":"k"}
 //     ("until": an absolute end may stand for validity_ms);
 //   * the harness's own marks (latch-fixture's kills and pauses), written
@@ -80,10 +82,18 @@ struct Violation {
 
 struct Options {
   int nodes = 0;  // how many nodes the lock spans; 0: as many as the histories name
+  // The nodes' addresses in the harness's numbering (latch-fixture's node 0,
+  // 1, …): reports and pages name nodes by that index, as the command line
+  // does. Empty: the order in which the histories first name them.
+  std::vector<std::string> node_order;
 };
 
 struct Report {
-  std::vector<std::string> nodes, clients;
+  std::vector<std::string> nodes, clients;  // nodes: in the harness's order
+  // "node 2 (127.0.0.1:7003)": how reports and pages name a node.
+  std::string NodeName(const std::string& who) const;
+  // Its index in `nodes` ("2"), or the address for one no history named.
+  std::string NodeIndex(const std::string& who) const;
   int quorum = 0;
   bool have_clients = false;
   std::vector<Interval> promises;     // who = node: a live lease by the rules

@@ -91,13 +91,28 @@ window.addEventListener('error', function (e) {
   var shown = document.getElementById('shown');
   shown.textContent = bands.length + ' violation' + (bands.length === 1 ? '' : 's') +
       ' drawn, ' + items.length + ' listed';
+  var timeline = document.querySelector('.timeline');
+  function show(band) {
+    bands.forEach(function (b) { b.classList.remove('focus'); });
+    if (!band) return;
+    band.classList.add('focus');
+    // The band in view, a little of what led to it on its left.
+    var x = Number(band.getAttribute('x'));
+    timeline.scrollLeft = Math.max(0, x - Math.min(300, timeline.clientWidth / 3));
+  }
   items.forEach(function (li) {
     li.addEventListener('click', function () {
-      bands.forEach(function (b) { b.classList.remove('focus'); });
-      var band = document.getElementById('band-' + li.getAttribute('data-n'));
-      if (band) band.classList.add('focus');
+      show(document.getElementById('band-' + li.getAttribute('data-n')));
     });
   });
+  if (bands.length > 0) show(bands[0]);
+  // For a browser test: whether the first violation is in the visible part
+  // of the timeline (it may be seconds to the right on a long run).
+  if (bands.length > 0) {
+    var bx = Number(bands[0].getAttribute('x'));
+    var seen = bx >= timeline.scrollLeft && bx < timeline.scrollLeft + timeline.clientWidth;
+    document.body.setAttribute('data-violation-in-view', seen ? 'yes' : 'no');
+  }
   document.body.setAttribute('data-rendered', bands.length === items.length ? 'ok' : 'mismatch');
 })();
 )";
@@ -138,7 +153,10 @@ PageModel ModelFromReport(const Report& r, const std::string& title) {
   for (const Interval& h : r.holds) {
     if (!r.have_clients) lane(h.who, "tokens");
   }
-  for (const std::string& n : r.nodes) lane("node " + n, "nodes");
+  // Nodes by the index the command line uses (latch-fixture kill 1), in
+  // that order, with the address beside it.
+  for (const std::string& n : r.nodes) lane(r.NodeName(n), "nodes");
+  auto node_lane = [&](const std::string& n) { return lane(r.NodeName(n), "nodes"); };
   auto who_lane = [&](const Interval& i) {
     return r.have_clients ? lane("client " + i.who, "clients") : lane(i.who, "tokens");
   };
@@ -158,30 +176,31 @@ PageModel ModelFromReport(const Report& r, const std::string& title) {
                           Secs(u.from - r.t0) + " to " + Secs(u.to - r.t0)});
   }
   for (const Interval& s : r.node_spans) {
-    m.bars.push_back({lane("node " + s.who, "nodes"), s.from, s.to, "lease", TokenColor(s.token),
-                      "node " + s.who + " held \"" + s.key + "\" = " + ShortToken(s.token) +
+    m.bars.push_back({node_lane(s.who), s.from, s.to, "lease", TokenColor(s.token),
+                      r.NodeName(s.who) + " held \"" + s.key + "\" = " + ShortToken(s.token) +
                           " from " + Secs(s.from - r.t0) + " to " + Secs(s.to - r.t0) + " (" +
                           s.note + ")"});
   }
   for (const Interval& p : r.promises) {
     double to = std::isinf(p.to) ? m.t1 : p.to;
-    m.bars.push_back({lane("node " + p.who, "nodes"), p.from, to, "promise", "",
-                      "node " + p.who + " promised \"" + p.key + "\" to " + ShortToken(p.token) +
+    m.bars.push_back({node_lane(p.who), p.from, to, "promise", "",
+                      r.NodeName(p.who) + " promised \"" + p.key + "\" to " + ShortToken(p.token) +
                           " until " + Secs(to - r.t0)});
   }
+  // (The checker leaves each node's first start out: only restarts are R.)
   for (const Event& e : r.marks) {
     std::string label = e.ev == "start" ? "R" : "F";
     std::string what = e.ev == "start" ? "restart" : e.fault;
-    m.marks.push_back({lane("node " + e.who, "nodes"), e.t, label,
-                       "node " + e.who + ": " + what + " at " + Secs(e.t - r.t0)});
+    m.marks.push_back({node_lane(e.who), e.t, label,
+                       r.NodeName(e.who) + ": " + what + " at " + Secs(e.t - r.t0)});
   }
   int k = 0;
   for (const Violation& v : r.violations) {
     const Interval& a = r.holds[v.a];
     const Interval& b = r.holds[v.b];
-    auto join = [](const std::vector<std::string>& x) {
+    auto join = [&](const std::vector<std::string>& x) {
       std::string s;
-      for (const std::string& n : x) s += (s.empty() ? "" : ", ") + n;
+      for (const std::string& n : x) s += (s.empty() ? "" : ", ") + r.NodeIndex(n);
       return s.empty() ? std::string("none") : s;
     };
     std::snprintf(buf, sizeof(buf), "V%d: ", ++k);
@@ -206,7 +225,10 @@ PageModel ModelFromReport(const Report& r, const std::string& title) {
 std::string RenderPage(const PageModel& m) {
   const double span = std::max(m.t1 - m.t0, 1.0);
   const double total_s = span / 1000.0;
-  const double pxs = std::clamp(1400.0 / total_s, 20.0, 600.0);  // pixels per second
+  // Pixels per second: the whole run in about 900 px (a laptop's window)
+  // when that leaves 20 px a second or more; longer runs scroll, and the page
+  // scrolls to the first violation when it opens.
+  const double pxs = std::clamp(900.0 / total_s, 20.0, 600.0);
   const double left = 190, lane_h = 22, head = 26;
   // Group headings take a lane's height each.
   std::vector<double> lane_y(m.lanes.size());
