@@ -1755,19 +1755,6 @@ def test_config_set_port_is_immutable(latch, latch_server):
         b"port": str(latch_server.port).encode()}
 
 
-def test_scripting_names_the_native_commands(latch):
-    # An unknown digest is Redis's NOSCRIPT (clients then fall back to EVAL).
-    assert latch.raw("EVALSHA", "a" * 40, "1", "k") == (
-        b"-NOSCRIPT No matching script. Please use EVAL.\r\n")
-    for cmd in (("EVAL", "return 1", "0"),
-                ("SCRIPT", "LOAD", "return 1"), ("FCALL", "f", "0")):
-        reply = latch.cmd(*cmd)
-        assert isinstance(reply, lt.RespError), cmd
-        assert reply.text.startswith(b"ERR ")
-        assert b"DELIFEQ" in reply.text and b"IFEQ" in reply.text
-    assert latch.raw("EVAL") == b"-ERR wrong number of arguments for 'eval' command\r\n"
-
-
 # ---------------------------------------------------------------- commands Redis 7.0 lacks
 
 KNOWN_DIGESTS = {
