@@ -284,6 +284,11 @@ bool Server::Dispatch(Connection& client, std::span<const std::string_view> argv
     client.CloseAfterReply();
     return false;
   }
+  // A lease with lock waiters that ended before this request runs goes to
+  // its first waiter first. (Its timer fires at the start of the next loop
+  // iteration; a request read in this one — or pipelined behind a slow one
+  // — would otherwise find the key gone and could take it from the queue.)
+  if (!waiters_.empty() && waiters_.NextDue() <= now.mono) ServeWaiters();
   resp::ReplyWriter reply(&client.output(), client.resp);
   reply.set_error_observer(this);
   size_t reply_start = client.output().size();

@@ -82,7 +82,19 @@ void Server::ServeWaiters() {
   // it again; the next look finds nothing more to do there. So this ends
   // after a few rounds.
   while (waiters_.has_touched()) {
-    for (const std::string& key : waiters_.TakeTouched()) ServeKey(key, now);
+    const std::vector<std::string> keys = waiters_.TakeTouched();
+    // Lock waiters first: every touched key that is free goes to its first
+    // lock waiter before any pop is served, so a pop whose push lands on
+    // such a key (BLMOVE's destination) cannot create it in between and
+    // take it from the queue.
+    for (const std::string& key : keys) {
+      store_.Select(DbOf(key));
+      if (waiters_.FrontLock(key) != nullptr &&
+          store_.Find(KeyOf(key), now, /*touch=*/false) == nullptr) {
+        ServeKey(key, now);
+      }
+    }
+    for (const std::string& key : keys) ServeKey(key, now);
   }
   ArmLockTimer(now.mono);
 }

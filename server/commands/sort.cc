@@ -33,7 +33,9 @@
 
 #include "server/commands/common.h"
 #include "server/types/hash.h"
+#include "server/types/list.h"
 #include "server/types/set.h"
+#include "server/types/zset.h"
 
 namespace latch::commands {
 
@@ -168,6 +170,26 @@ bool Load(const Keyspace::Entry& e, std::vector<Item>* out) {
       });
       return true;
     }
+    case ValueType::kList: {
+      const auto* l = static_cast<const ListValue*>(e.object());
+      out->reserve(l->size());
+      for (auto c = l->Head(); c.valid(); c.Next()) {
+        Item it;
+        it.element = std::string(c.value());
+        out->push_back(std::move(it));
+      }
+      return true;
+    }
+    case ValueType::kZSet: {
+      const auto* z = static_cast<const ZSetValue*>(e.object());
+      out->reserve(z->size());
+      for (auto i = z->First(); i.valid(); i.Next()) {
+        Item it;
+        it.element = std::string(i.member());
+        out->push_back(std::move(it));
+      }
+      return true;
+    }
     default:
       return false;
   }
@@ -177,17 +199,26 @@ bool Load(const Keyspace::Entry& e, std::vector<Item>* out) {
 // list's records, one unit. An empty result only deletes it. Replies the
 // number of items.
 void StoreList(CommandContext& ctx, std::string_view dst, const std::vector<std::string>& items) {
-  if (!items.empty()) {
-    // INTERIM: the list type is built on branch `lists`; until it is merged
-    // there is no list record to store the result with.
-    ctx.reply.Error("ERR SORT STORE needs the list type, which this build lacks");
-    return;
-  }
+  // Storing data is a grant (the restart quarantine refuses it); an empty
+  // result only deletes, a release.
+  if (!items.empty() && !ctx.AdmitGrant(kNoDeadline)) return;
   {
     Store::Atomic atomic(ctx.store);
     if (ctx.store.Find(dst, ctx.now) != nullptr) ctx.store.Delete(dst);
+    // RPUSH in batches, as a rewrite writes a list.
+    constexpr size_t kPerRecord = 64;
+    std::vector<std::string_view> batch;
+    batch.reserve(std::min(items.size(), kPerRecord));
+    for (const std::string& item : items) {
+      batch.push_back(item);
+      if (batch.size() == kPerRecord) {
+        ctx.store.Apply(aof::Op::kRPush, dst, batch, ctx.now);
+        batch.clear();
+      }
+    }
+    if (!batch.empty()) ctx.store.Apply(aof::Op::kRPush, dst, batch, ctx.now);
   }
-  ctx.reply.Int(0);
+  ctx.reply.Int(static_cast<int64_t>(items.size()));
 }
 
 void SortGeneric(CommandContext& ctx, bool read_only) {
@@ -208,6 +239,12 @@ void SortGeneric(CommandContext& ctx, bool read_only) {
     dont_sort = false;
     alpha = true;
     by.reset();
+  }
+  // A list or sorted set not sorted comes in its own order, from the other
+  // end with DESC (Redis walks it backwards); LIMIT then takes its window.
+  if (dont_sort && e != nullptr && opts->desc &&
+      (e->type() == ValueType::kList || e->type() == ValueType::kZSet)) {
+    std::reverse(items.begin(), items.end());
   }
   const auto len = static_cast<int64_t>(items.size());
   int64_t start = std::min(std::max<int64_t>(opts->limit_start, 0), len);

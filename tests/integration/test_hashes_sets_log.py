@@ -123,6 +123,11 @@ def test_redis_server_loads_latchs_log_of_hashes_and_sets(tmp_path):
     redis = lt.ServerProcess("redis", lambda port: [
         lt.redis_server_binary(), "--port", str(port), "--save", "", "--appendonly", "yes",
         "--appendfilename", "latch.aof", "--dir", str(rdir)], str(tmp_path)).start()
+    # start() returns at the first reply to PING, which may be LOADING.
+    def pong():
+        with redis.conn() as c:
+            return c.cmd("PING") == b"PONG"
+    assert wait_until(pong, 60)
     try:
         assert dataset(redis) == before
     finally:

@@ -240,3 +240,80 @@ def test_a_huge_ttl_handed_over_later_stays_a_valid_lease(tmp_path):
     assert n.cmd("GET", "big") == b"W"  # the log's PXAT is a future time
     assert n.cmd("PTTL", "big") > 10**12
     n.stop()
+
+
+STEAL = """
+if not redis.call('get', KEYS[1]) then
+  return redis.call('set', KEYS[1], ARGV[1], 'PX', 60000)
+end
+return false"""
+
+
+def test_an_expiry_goes_to_the_waiter_before_a_request_read_in_the_same_step(tmp_path):
+    """A request read in the loop step in which a waited lease ends (here,
+    behind a slow command in the same batch: DEBUG SLEEP) must find the key
+    already handed to the first waiter, not free: a GET-then-SET script, an
+    INCR or SET … GET would otherwise take it from the queue. The lock timer
+    alone fires only at the start of the next step."""
+    srv = lt.start_latch(str(tmp_path), "--enable-debug-command", "yes")
+    try:
+        for attempt in range(3):
+            with srv.conn() as holder, srv.conn() as waiter, srv.conn() as blocker, \
+                    srv.conn() as slow, srv.conn() as thief:
+                key = "lock:%d" % attempt
+                assert holder.cmd("SET", key, "holder", "PX", "400") == b"OK"
+                parked(waiter, "SET", key, "waiter", "NX", "PX", "60000", "WAIT", "5000")
+                wait_for_waiters(holder, key, 1)
+                # The loop is busy for 150 ms; meanwhile a slow command and
+                # the thief's script arrive, to be read in one batch: the
+                # slow one runs past the lease's end, then the script.
+                blocker.send(lt.encode("DEBUG", "SLEEP", "0.15"))
+                time.sleep(0.05)
+                slow.send(lt.encode("DEBUG", "SLEEP", "0.5"))
+                time.sleep(0.02)
+                thief.send(lt.encode("EVAL", STEAL, "1", key, "thief"))
+                assert blocker.read(timeout=10) == b"OK"
+                assert slow.read(timeout=10) == b"OK"
+                assert thief.read(timeout=10) is None
+                assert waiter.read(timeout=10) == b"OK"
+                assert holder.cmd("GET", key) == b"waiter"
+    finally:
+        srv.stop()
+
+
+def test_a_pop_cannot_create_a_released_key_that_a_lock_waiter_waits_for(latch_server, latch):
+    """The holder releases its lock in the same script that pushes to a list
+    a BLMOVE client waits on, with the lock's key as the destination: the
+    lock goes to its first waiter; the move finds the key holding a string
+    (WRONGTYPE), as it would for any held lock."""
+    with latch_server.conn() as holder, latch_server.conn() as waiter, \
+            latch_server.conn() as mover:
+        assert holder.cmd("SET", "L", "holder", "PX", "60000") == b"OK"
+        parked(waiter, "SET", "L", "waiter", "NX", "PX", "60000", "WAIT", "5000")
+        wait_for_waiters(holder, "L", 1)
+        parked(mover, "BLMOVE", "jobs", "L", "LEFT", "LEFT", "5")
+        assert lt.wait_for(
+            lambda: b"blocked_clients:2" in holder.cmd("INFO", "clients"), 5)
+        script = ("redis.call('LPUSH', 'jobs', 'x'); "
+                  "return redis.call('DELIFEQ', KEYS[1], ARGV[1])")
+        assert holder.cmd("EVAL", script, "1", "L", "holder") == 1
+        assert waiter.read(timeout=5) == b"OK"
+        r = mover.read(timeout=5)
+        assert isinstance(r, lt.RespError) and r.text.startswith(b"WRONGTYPE"), r
+        assert holder.cmd("GET", "L") == b"waiter"
+        assert holder.cmd("LRANGE", "jobs", "0", "-1") == [b"x"]
+        # The same in a transaction.
+        assert holder.cmd("SET", "M", "holder", "PX", "60000") == b"OK"
+        parked(waiter, "SET", "M", "waiter", "NX", "PX", "60000", "WAIT", "5000")
+        wait_for_waiters(holder, "M", 1)
+        parked(mover, "BRPOPLPUSH", "jobs2", "M", "5")
+        assert lt.wait_for(
+            lambda: b"blocked_clients:2" in holder.cmd("INFO", "clients"), 5)
+        holder.send(lt.encode("MULTI") + lt.encode("LPUSH", "jobs2", "y") +
+                    lt.encode("DEL", "M") + lt.encode("EXEC"))
+        assert holder.read() == b"OK" and holder.read() == b"QUEUED"
+        assert holder.read() == b"QUEUED" and holder.read() == [1, 1]
+        assert waiter.read(timeout=5) == b"OK"
+        r = mover.read(timeout=5)
+        assert isinstance(r, lt.RespError) and r.text.startswith(b"WRONGTYPE"), r
+        assert holder.cmd("GET", "M") == b"waiter"

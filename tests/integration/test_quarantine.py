@@ -312,6 +312,29 @@ def test_ttl_cap_refuses_longer_leases_and_names_the_limit(tmp_path):
     node.stop()
 
 
+def test_a_lowered_cap_applies_to_ttls_asked_from_then_on(tmp_path):
+    """The README: a cap lowered at run time applies to the TTLs asked from
+    then on; a lease granted before keeps its end, and so does the key
+    RENAME, COPY or MOVE takes it to (they carry it, they do not lengthen it)."""
+    node = Node(str(tmp_path), "--max-lock-ttl", 100000).start()
+    with node.conn() as c:
+        assert c.cmd("SET", "long", "v", "PX", 90000) == b"OK"
+        assert c.cmd("CONFIG", "SET", "max-lock-ttl", "1000") == b"OK"
+        r = c.cmd("SET", "new", "v", "PX", 5000)
+        assert isinstance(r, lt.RespError) and b"max-lock-ttl" in r.text, r
+        r = c.cmd("PEXPIRE", "long", 80000)
+        assert isinstance(r, lt.RespError) and b"max-lock-ttl" in r.text, r
+        end = c.cmd("PEXPIRETIME", "long")
+        assert c.cmd("COPY", "long", "copied") == 1
+        assert c.cmd("PEXPIRETIME", "copied") == end
+        assert c.cmd("RENAME", "long", "renamed") == b"OK"
+        assert c.cmd("PEXPIRETIME", "renamed") == end
+        assert c.cmd("MOVE", "renamed", 1) == 1
+        c.cmd("SELECT", 1)
+        assert c.cmd("PEXPIRETIME", "renamed") == end
+    node.stop()
+
+
 # ---------------------------------------------------------------- clocks
 
 

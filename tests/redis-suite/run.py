@@ -106,19 +106,27 @@ def run_unit(args, suite, unit):
         # base of our own, so that runs side by side do not race for 21079.
         # The suite also binds each candidate + 10000, so the base stays
         # below the ephemeral range (32768) with room for both.
-        cmd = ["./runtest", "--host", "127.0.0.1", "--port", str(port), "--singledb",
-               "--single", unit, "--clients", "1", "--timeout", "600",
-               "--baseport", str(random.randrange(12000, 22000, 64))]
-        if names:
-            cmd += ["--skipfile", skipfile]
-        if args.verbose:
-            cmd.append("--verbose")
-        for o in args.only or []:
-            cmd += ["--only", o]
         t0 = time.time()
-        out = subprocess.run(cmd, cwd=suite, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                             timeout=1500)
-        text = out.stdout.decode("utf-8", "replace")
+        # The suite's own server for its test clients listens on a port found
+        # below --baseport; another run on the machine may take it between
+        # the search and the bind. That, and only that, is tried again with
+        # another base.
+        for attempt in range(4):
+            cmd = ["./runtest", "--host", "127.0.0.1", "--port", str(port), "--singledb",
+                   "--single", unit, "--clients", "1", "--timeout", "600",
+                   "--baseport", str(random.randrange(12000, 22000, 64))]
+            if names:
+                cmd += ["--skipfile", skipfile]
+            if args.verbose:
+                cmd.append("--verbose")
+            for o in args.only or []:
+                cmd += ["--only", o]
+            out = subprocess.run(cmd, cwd=suite, stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, timeout=1500)
+            text = out.stdout.decode("utf-8", "replace")
+            if not re.search(r"couldn't open socket: address already in use|"
+                             r"Can't find a non busy port", text) or "[ok]:" in text:
+                break
         text = re.sub(r"\x1b\[[0-9;]*m", "", text)
         ok = len(re.findall(r"^\[ok\]:", text, re.M))
         bad = re.findall(r"^\[(?:err|exception)\]:.*$", text, re.M)
