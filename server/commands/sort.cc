@@ -173,21 +173,34 @@ bool Load(const Keyspace::Entry& e, std::vector<Item>* out) {
   }
 }
 
-// The destination of SORT … STORE becomes the list `items`: DEL, then the
-// list's records, one unit. An empty result only deletes it. Replies the
-// number of items.
+// The destination of SORT … STORE becomes the list `items`: DEL, then
+// RPUSH records of at most 64 items, one unit. An empty result only
+// deletes it. Replies the number of items, then sends Redis's events:
+// "sortstore" (class l) for a stored list — after "new" when the
+// destination did not exist; an existing one is overwritten, not created —
+// or "del" when an empty result removed a key.
 void StoreList(CommandContext& ctx, std::string_view dst, const std::vector<std::string>& items) {
-  if (!items.empty()) {
-    // INTERIM: the list type is built on branch `lists`; until it is merged
-    // there is no list record to store the result with.
-    ctx.reply.Error("ERR SORT STORE needs the list type, which this build lacks");
-    return;
-  }
+  if (!items.empty() && !ctx.AdmitGrant(kNoDeadline)) return;
+  constexpr size_t kBatch = 64;
+  bool existed = false;
   {
     Store::Atomic atomic(ctx.store);
-    if (ctx.store.Find(dst, ctx.now) != nullptr) ctx.store.Delete(dst);
+    existed = ctx.store.Find(dst, ctx.now) != nullptr;
+    if (existed) ctx.store.Delete(dst);
+    Store::Overwriting overwriting(ctx.store, dst, existed);
+    std::vector<std::string_view> batch;
+    for (size_t i = 0; i < items.size(); i += kBatch) {
+      batch.assign(items.begin() + static_cast<std::ptrdiff_t>(i),
+                   items.begin() + static_cast<std::ptrdiff_t>(std::min(items.size(), i + kBatch)));
+      ctx.store.Apply(aof::Op::kRPush, dst, batch, ctx.now);
+    }
   }
-  ctx.reply.Int(0);
+  ctx.reply.Int(static_cast<int64_t>(items.size()));
+  if (!items.empty()) {
+    ctx.Notify(kNotifyList, "sortstore", dst);
+  } else if (existed) {
+    ctx.Notify(kNotifyGeneric, "del", dst);
+  }
 }
 
 void SortGeneric(CommandContext& ctx, bool read_only) {
