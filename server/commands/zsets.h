@@ -50,10 +50,15 @@ struct ZPopped {
 // of the sorted set under `key` in the Store's selected database, lowest
 // (highest) first, and logs their removal as ZREM (the key goes with its
 // last element). The caller found `key` holding a sorted set (FindAs), and
-// admitted the write (ctx.AdmitGrant: a pop hands elements out). Sends
-// "zpopmin"/"zpopmax" (and "del" when it took the last). Returns what it
-// took, in order.
-std::vector<ZPopped> ZPop(CommandContext& ctx, std::string_view key, ZEnd end, size_t count);
+// admitted the write (ctx.AdmitGrant: a pop hands elements out). Returns
+// what it took, in order.
+std::vector<ZPopped> ZPop(Store& store, std::string_view key, ZEnd end, size_t count,
+                          const TimeSnapshot& now);
+// ZPop in the session's database, with the keyspace events of Redis's
+// genericZpopCommand: one "zpopmin"/"zpopmax" however many elements went,
+// then "del" when the set went with them. What every pop command calls.
+std::vector<ZPopped> ZPopAndNotify(CommandContext& ctx, std::string_view key, ZEnd end,
+                                   size_t count);
 
 // The reply shapes of Redis's genericZpopCommand.
 enum class ZPopShape {
@@ -80,9 +85,10 @@ void ReplyElement(CommandContext& ctx, std::string_view member, double score, bo
 // pairs (in score order, members distinct), replacing whatever it held, or
 // goes when there are none. Logged as DEL then ZADD records of at most 64
 // pairs, one transaction. The caller admitted the write when `elements` is
-// not empty. Replies the result's size, then sends Redis's events: `event`
-// for a stored result (after "new" if `dst` did not exist: an existing key
-// is overwritten, not created), "del" when an empty result removed a key.
+// not empty.
+// Replies the result's size, then sends Redis's events: `event` for a
+// stored result (after "new" if `dst` did not exist: an existing key is
+// overwritten, not created), "del" when an empty result removed a key.
 void StoreResult(CommandContext& ctx, std::string_view dst,
                  const std::vector<std::pair<std::string, double>>& elements,
                  std::string_view event);
@@ -93,7 +99,6 @@ void RemoveMembers(CommandContext& ctx, std::string_view key,
                    std::span<const std::string_view> members);
 
 // The other files' commands, registered by RegisterZSets (zsets.cc).
-void RegisterZSetPops(CommandRegistry& r);
 void RegisterZSetRanges(CommandRegistry& r);
 void RegisterZSetAlgebra(CommandRegistry& r);
 
