@@ -127,6 +127,9 @@ bool Server::WithinMemoryLimit() {
     if (store_.Peek(victim) != nullptr) {
       store_.Delete(victim);
       ++stats_.evicted_keys;
+      // The "evicted" keyspace event (class e), as Redis's performEvictions
+      // sends it: an operator watching locks sees one taken by the policy.
+      pubsub_.Notify(kNotifyEvicted, "evicted", victim, victim_db);
     }
     within = MemoryForEviction() <= limit;
   }

@@ -535,7 +535,12 @@ std::optional<std::string> Server::ApplyEffects(uint32_t effects) {
   if (effects & kEffectEncodings) store_.set_encoding_limits(EncodingLimitsOf(config_));
   if (effects & kEffectNotify) pubsub_.set_notify_flags(config_.notify_keyspace_events);
   if (effects & kEffectScripts) scripts_->Configure(config_);
-  if (effects & kEffectMaxMemory) gate_.Configure(config_);
+  if (effects & kEffectMaxMemory) {
+    gate_.Configure(config_);
+    // A limit lowered below the memory in use is enforced now, as Redis's
+    // updateMaxmemory does (performEvictions), not at the next command.
+    WithinMemoryLimit();
+  }
   if (effects & kEffectAppendOnly) return SwitchAppendOnly();
   return std::nullopt;
 }

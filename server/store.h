@@ -176,6 +176,31 @@ class Store {
   void set_expiry_observer(DbKeyObserver f) { on_expired_ = std::move(f); }
   // Told about every key a live write creates (the "new" keyspace event).
   void set_new_key_observer(DbKeyObserver f) { on_new_ = std::move(f); }
+  // A key rewritten by deleting it and writing it again (a STORE form's
+  // destination, SPOP COUNT rebuilding the set from what stays) is not new:
+  // Redis overwrites the value in place (setKey → dbOverwrite) and sends no
+  // "new" event. While an Overwriting of `key` lives (`active`: the key
+  // existed), its writes do not report it to the new-key observer.
+  class Overwriting {
+   public:
+    Overwriting(Store& s, std::string_view key, bool active)
+        : s_(s), prev_(s.overwriting_), prev_active_(s.overwriting_active_) {
+      if (!active) return;
+      s.overwriting_ = key;
+      s.overwriting_active_ = true;
+    }
+    ~Overwriting() {
+      s_.overwriting_ = prev_;
+      s_.overwriting_active_ = prev_active_;
+    }
+    Overwriting(const Overwriting&) = delete;
+    Overwriting& operator=(const Overwriting&) = delete;
+
+   private:
+    Store& s_;
+    std::string_view prev_;
+    bool prev_active_;
+  };
   // Told about every change a live write or an expiry makes to a key, with
   // the value and deadline before and after (the history's hook). Unset, a
   // write pays one branch for it.
@@ -382,9 +407,13 @@ class Store {
   std::function<void(int db)> on_flush_;
   DbKeyObserver on_expired_;
   DbKeyObserver on_new_;
+  std::string_view overwriting_;  // Overwriting's key (when active)
+  bool overwriting_active_ = false;
   // Tells on_new_ when the selected keyspace grew past `before` keys.
   void NoteNew(size_t before, std::string_view key) {
-    if (on_new_ && cur_->size() > before) on_new_(selected_, key);
+    if (on_new_ && cur_->size() > before && !(overwriting_active_ && key == overwriting_)) {
+      on_new_(selected_, key);
+    }
   }
   // The change observer: Observed (store.cc) captures a key before a
   // mutator runs and reports it after; only the outermost one reports.

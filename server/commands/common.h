@@ -61,6 +61,18 @@ inline std::optional<int64_t> IntArgOrReply(CommandContext& ctx, std::string_vie
   return v;
 }
 
+// The keyspace events of a write to a hash, set, sorted set or list:
+// `event` in the family's class, then a generic "del" when the write took
+// the last element — an empty collection is no key (the Store removed it),
+// and Redis tells a subscriber so, in that order (t_hash.c, t_set.c…).
+inline void NotifyCollection(CommandContext& ctx, uint32_t type, std::string_view event,
+                             std::string_view key) {
+  ctx.Notify(type, event, key);
+  if ((ctx.pubsub.notify_flags() & kNotifyGeneric) != 0 && !ctx.store.Contains(key)) {
+    ctx.Notify(kNotifyGeneric, "del", key);
+  }
+}
+
 // "ERR invalid expire time in 'set' command": bad or overflowing TTLs.
 inline void ReplyInvalidExpire(CommandContext& ctx, std::string_view command) {
   ctx.reply.Error("ERR invalid expire time in '" + std::string(command) + "' command");

@@ -80,6 +80,10 @@ void HSet(CommandContext& ctx) {
   } else {
     ctx.reply.Int(a.count);
   }
+  // "hset" even when every field was there already (HMSET too): Redis
+  // notifies every HSET that got this far, after its reply (the order a
+  // RESP3 client subscribed to its own keys sees).
+  ctx.Notify(kNotifyHash, "hset", key);
 }
 
 void HSetNx(CommandContext& ctx) {
@@ -93,6 +97,7 @@ void HSetNx(CommandContext& ctx) {
   if (!ctx.AdmitGrant(DeadlineOf(e))) return;
   ApplySet(ctx, key, ctx.argv[2], ctx.argv[3]);
   ctx.reply.Int(1);
+  ctx.Notify(kNotifyHash, "hset", key);
 }
 
 void HDel(CommandContext& ctx) {
@@ -105,6 +110,7 @@ void HDel(CommandContext& ctx) {
     return;
   }
   Applied a = ctx.store.Apply(aof::Op::kHDel, key, ctx.argv.subspan(2), ctx.now);
+  if (a.count > 0) NotifyCollection(ctx, kNotifyHash, "hdel", key);
   ctx.reply.Int(a.count);
 }
 
@@ -136,6 +142,7 @@ void HIncrBy(CommandContext& ctx) {
   if (!ctx.AdmitGrant(DeadlineOf(e))) return;
   ApplySet(ctx, key, field, std::to_string(value));
   ctx.reply.Int(value);
+  ctx.Notify(kNotifyHash, "hincrby", key);
 }
 
 void HIncrByFloat(CommandContext& ctx) {
@@ -174,6 +181,7 @@ void HIncrByFloat(CommandContext& ctx) {
   if (!ctx.AdmitGrant(DeadlineOf(e))) return;
   ApplySet(ctx, key, field, text);
   ctx.reply.Bulk(text);
+  ctx.Notify(kNotifyHash, "hincrbyfloat", key);
 }
 
 // ---------------------------------------------------------------- reads

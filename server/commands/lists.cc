@@ -48,6 +48,8 @@ void Push(CommandContext& ctx, End end, bool only_existing) {
   Applied a = ctx.store.Apply(end == End::kHead ? aof::Op::kLPush : aof::Op::kRPush, key,
                               ctx.argv.subspan(2), ctx.now);
   ctx.reply.Int(a.count);
+  // LPUSHX/RPUSHX are "lpush"/"rpush" too, as in Redis.
+  ctx.Notify(kNotifyList, end == End::kHead ? "lpush" : "rpush", key);
 }
 
 void LPush(CommandContext& ctx) {
@@ -173,6 +175,7 @@ void LSet(CommandContext& ctx) {
   if (!ctx.AdmitGrant(DeadlineOf(e))) return;
   ctx.store.Apply(aof::Op::kLSet, key, ctx.argv.subspan(2), ctx.now);
   ctx.reply.Ok();
+  ctx.Notify(kNotifyList, "lset", key);
 }
 
 void LInsert(CommandContext& ctx) {
@@ -206,6 +209,7 @@ void LInsert(CommandContext& ctx) {
   if (!ctx.AdmitGrant(DeadlineOf(e))) return;
   const std::string_view rest[] = {where, ctx.argv[3], ctx.argv[4]};
   ctx.reply.Int(ctx.store.Apply(aof::Op::kLInsert, key, rest, ctx.now).count);
+  ctx.Notify(kNotifyList, "linsert", key);
 }
 
 void LRem(CommandContext& ctx) {
@@ -220,7 +224,9 @@ void LRem(CommandContext& ctx) {
     return;
   }
   // A release: never refused. A removal that finds nothing logs nothing.
-  ctx.reply.Int(ctx.store.Apply(aof::Op::kLRem, key, ctx.argv.subspan(2), ctx.now).count);
+  const int64_t removed = ctx.store.Apply(aof::Op::kLRem, key, ctx.argv.subspan(2), ctx.now).count;
+  if (removed > 0) NotifyCollection(ctx, kNotifyList, "lrem", key);
+  ctx.reply.Int(removed);
 }
 
 void LTrim(CommandContext& ctx) {
@@ -232,8 +238,12 @@ void LTrim(CommandContext& ctx) {
   const Keyspace::Entry* e;
   const ListValue* list;
   if (!FindList(ctx, key, &e, &list, Access::kWrite)) return;
-  // A release: never refused; a trim that keeps everything logs nothing.
-  if (list != nullptr) ctx.store.Apply(aof::Op::kLTrim, key, ctx.argv.subspan(2), ctx.now);
+  // A release: never refused; a trim that keeps everything logs nothing,
+  // but sends "ltrim" all the same (Redis notifies every LTRIM of a list).
+  if (list != nullptr) {
+    ctx.store.Apply(aof::Op::kLTrim, key, ctx.argv.subspan(2), ctx.now);
+    NotifyCollection(ctx, kNotifyList, "ltrim", key);
+  }
   ctx.reply.Ok();
 }
 
@@ -351,6 +361,9 @@ void PopAndReply(CommandContext& ctx, std::string_view key, const ListValue& lis
   const std::string removed = std::to_string(n);
   const std::string_view rest[] = {removed};
   ctx.store.Apply(PopOp(end), key, rest, ctx.now);
+  // One "lpop"/"rpop" however many went (a served BLPOP's too: it runs
+  // this same pop), then "del" if the list went with them.
+  NotifyCollection(ctx, kNotifyList, end == End::kHead ? "lpop" : "rpop", key);
 }
 
 void MoveAndReply(CommandContext& ctx, std::string_view src, const Keyspace::Entry* src_entry,
@@ -379,6 +392,11 @@ void MoveAndReply(CommandContext& ctx, std::string_view src, const Keyspace::Ent
       ctx.store.Apply(push, dst, pushed, ctx.now);
     }
   }
+  // Redis's order whatever the order of the records: the destination's
+  // push ("new" first, from the Store, if it was created), then the
+  // source's pop, then "del" if the source is gone.
+  ctx.Notify(kNotifyList, to == End::kHead ? "lpush" : "rpush", dst);
+  NotifyCollection(ctx, kNotifyList, from == End::kHead ? "lpop" : "rpop", src);
   ctx.reply.Bulk(element);
 }
 

@@ -41,13 +41,18 @@ bool LookUpSets(CommandContext& ctx, std::span<const std::string_view> keys,
 
 // The destination of a STORE form becomes `members` (in that order): DEL,
 // then SADD in batches, one unit. An empty result only deletes it. Replies
-// the result's size.
-void StoreResult(CommandContext& ctx, std::string_view dst,
-                 const std::vector<std::string>& members) {
+// the result's size. Its keyspace events are Redis's: `event` for a
+// stored result ("new" first if the key did not exist: one that did is
+// overwritten, not created), "del" when an empty result removed a key.
+void StoreResult(CommandContext& ctx, std::string_view dst, const std::vector<std::string>& members,
+                 std::string_view event) {
   if (!members.empty() && !ctx.AdmitGrant(kNoDeadline)) return;
+  bool existed = false;
   {
     Store::Atomic atomic(ctx.store);
-    if (ctx.store.Find(dst, ctx.now) != nullptr) ctx.store.Delete(dst);
+    existed = ctx.store.Find(dst, ctx.now) != nullptr;
+    if (existed) ctx.store.Delete(dst);
+    Store::Overwriting overwriting(ctx.store, dst, existed);
     std::vector<std::string_view> batch;
     batch.reserve(std::min(members.size(), SetValue::kMembersPerRecord));
     for (const std::string& m : members) {
@@ -60,6 +65,11 @@ void StoreResult(CommandContext& ctx, std::string_view dst,
     if (!batch.empty()) ctx.store.Apply(aof::Op::kSAdd, dst, batch, ctx.now);
   }
   ctx.reply.Int(static_cast<int64_t>(members.size()));
+  if (!members.empty()) {
+    ctx.Notify(kNotifySet, event, dst);
+  } else if (existed) {
+    ctx.Notify(kNotifyGeneric, "del", dst);
+  }
 }
 
 // The result as a set is built by Redis (a new intset that converts as
@@ -107,7 +117,7 @@ void Intersect(CommandContext& ctx, std::span<const std::string_view> keys, std:
     case InterMode::kStore:
       // Redis builds the stored set from the walk's order: an all-integer
       // result is stored as an intset, ascending.
-      StoreResult(ctx, dst, out);
+      StoreResult(ctx, dst, out, "sinterstore");
       return;
   }
 }
@@ -162,7 +172,7 @@ void UnionOrDiff(CommandContext& ctx, std::span<const std::string_view> keys, st
     }
   }
   if (store) {
-    StoreResult(ctx, dst, InOrderOf(result));
+    StoreResult(ctx, dst, InOrderOf(result), diff ? "sdiffstore" : "sunionstore");
     return;
   }
   ctx.reply.Set(result.size());

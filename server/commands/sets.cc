@@ -75,7 +75,9 @@ void SAdd(CommandContext& ctx) {
     }
   }
   if (!ctx.AdmitGrant(DeadlineOf(e))) return;
-  ctx.reply.Int(ctx.store.Apply(aof::Op::kSAdd, key, members, ctx.now).count);
+  const int64_t added = ctx.store.Apply(aof::Op::kSAdd, key, members, ctx.now).count;
+  ctx.Notify(kNotifySet, "sadd", key);
+  ctx.reply.Int(added);
 }
 
 void SRem(CommandContext& ctx) {
@@ -87,7 +89,9 @@ void SRem(CommandContext& ctx) {
     ctx.reply.Int(0);
     return;
   }
-  ctx.reply.Int(ctx.store.Apply(aof::Op::kSRem, key, ctx.argv.subspan(2), ctx.now).count);
+  const int64_t removed = ctx.store.Apply(aof::Op::kSRem, key, ctx.argv.subspan(2), ctx.now).count;
+  if (removed > 0) NotifyCollection(ctx, kNotifySet, "srem", key);
+  ctx.reply.Int(removed);
 }
 
 void SMove(CommandContext& ctx) {
@@ -117,8 +121,14 @@ void SMove(CommandContext& ctx) {
   {
     Store::Atomic atomic(ctx.store);
     const std::string_view one[] = {member};
+    // Redis's order of events: the source loses the member (and goes if
+    // it was the last), then the destination is created ("new") and gains
+    // it — "sadd" only if it was not a member there already.
     ctx.store.Apply(aof::Op::kSRem, src, one, ctx.now);
-    ctx.store.Apply(aof::Op::kSAdd, dst, one, ctx.now);
+    NotifyCollection(ctx, kNotifySet, "srem", src);
+    if (ctx.store.Apply(aof::Op::kSAdd, dst, one, ctx.now).count > 0) {
+      ctx.Notify(kNotifySet, "sadd", dst);
+    }
   }
   ctx.reply.Int(1);
 }
@@ -149,6 +159,9 @@ void PopWithCount(CommandContext& ctx) {
   }
   const int64_t deadline = e->deadline;
   if (!ctx.AdmitGrant(deadline)) return;
+  // One "spop" however many go, sent before the set changes (as Redis),
+  // then "del" if it was all of them.
+  ctx.Notify(kNotifySet, "spop", key);
   const SetValue& set = *AsSet(e);
   const uint64_t size = set.size();
   std::mt19937_64& rng = Rng();
@@ -160,6 +173,7 @@ void PopWithCount(CommandContext& ctx) {
     ctx.reply.Set(all.size());
     all.ForEach([&](std::string_view m) { ctx.reply.Bulk(m); });
     ctx.store.Delete(key);
+    ctx.Notify(kNotifyGeneric, "del", key);
     return;
   }
   ctx.reply.Set(count);
@@ -187,6 +201,7 @@ void PopWithCount(CommandContext& ctx) {
   std::vector<std::string_view> stay(members.begin(), members.begin() + remaining);
   for (size_t i = remaining; i < members.size(); ++i) ctx.reply.Bulk(members[i]);
   Store::Atomic atomic(ctx.store);
+  Store::Overwriting overwriting(ctx.store, key, /*active=*/true);  // no "new"
   ctx.store.Delete(key);
   for (size_t i = 0; i < stay.size(); i += SetValue::kMembersPerRecord) {
     const size_t n = std::min(SetValue::kMembersPerRecord, stay.size() - i);
@@ -218,6 +233,7 @@ void SPop(CommandContext& ctx) {
   const std::string_view one[] = {m};
   ctx.store.Apply(aof::Op::kSRem, key, one, ctx.now);
   ctx.reply.Bulk(m);
+  NotifyCollection(ctx, kNotifySet, "spop", key);
 }
 
 // ---------------------------------------------------------------- reads

@@ -195,30 +195,37 @@ bool Load(const Keyspace::Entry& e, std::vector<Item>* out) {
   }
 }
 
-// The destination of SORT … STORE becomes the list `items`: DEL, then the
-// list's records, one unit. An empty result only deletes it. Replies the
-// number of items.
+// The destination of SORT … STORE becomes the list `items`: DEL, then
+// RPUSH records of at most 64 items, one unit. An empty result only
+// deletes it. Replies the number of items, then sends Redis's events:
+// "sortstore" (class l) for a stored list — after "new" when the
+// destination did not exist; an existing one is overwritten, not created —
+// or "del" when an empty result removed a key.
 void StoreList(CommandContext& ctx, std::string_view dst, const std::vector<std::string>& items) {
   // Storing data is a grant (the restart quarantine refuses it); an empty
-  // result only deletes, a release.
+  // result only deletes, a release. RPUSH in batches, as a rewrite writes a
+  // list.
   if (!items.empty() && !ctx.AdmitGrant(kNoDeadline)) return;
+  constexpr size_t kBatch = 64;
+  bool existed = false;
   {
     Store::Atomic atomic(ctx.store);
-    if (ctx.store.Find(dst, ctx.now) != nullptr) ctx.store.Delete(dst);
-    // RPUSH in batches, as a rewrite writes a list.
-    constexpr size_t kPerRecord = 64;
+    existed = ctx.store.Find(dst, ctx.now) != nullptr;
+    if (existed) ctx.store.Delete(dst);
+    Store::Overwriting overwriting(ctx.store, dst, existed);
     std::vector<std::string_view> batch;
-    batch.reserve(std::min(items.size(), kPerRecord));
-    for (const std::string& item : items) {
-      batch.push_back(item);
-      if (batch.size() == kPerRecord) {
-        ctx.store.Apply(aof::Op::kRPush, dst, batch, ctx.now);
-        batch.clear();
-      }
+    for (size_t i = 0; i < items.size(); i += kBatch) {
+      batch.assign(items.begin() + static_cast<std::ptrdiff_t>(i),
+                   items.begin() + static_cast<std::ptrdiff_t>(std::min(items.size(), i + kBatch)));
+      ctx.store.Apply(aof::Op::kRPush, dst, batch, ctx.now);
     }
-    if (!batch.empty()) ctx.store.Apply(aof::Op::kRPush, dst, batch, ctx.now);
   }
   ctx.reply.Int(static_cast<int64_t>(items.size()));
+  if (!items.empty()) {
+    ctx.Notify(kNotifyList, "sortstore", dst);
+  } else if (existed) {
+    ctx.Notify(kNotifyGeneric, "del", dst);
+  }
 }
 
 void SortGeneric(CommandContext& ctx, bool read_only) {

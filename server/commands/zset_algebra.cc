@@ -206,8 +206,10 @@ void ZSetOpGeneric(CommandContext& ctx, bool store, size_t numkeys_at, SetOp op,
   });
   if (store) {
     if (!result.empty() && !ctx.AdmitGrant(kNoDeadline)) return;
-    StoreResult(ctx, argv[1], result);
-    ctx.reply.Int(static_cast<int64_t>(result.size()));
+    StoreResult(ctx, argv[1], result,
+                op == SetOp::kUnion   ? "zunionstore"
+                : op == SetOp::kInter ? "zinterstore"
+                                      : "zdiffstore");
     return;
   }
   ReplyElementsHeader(ctx, result.size(), withscores);

@@ -181,8 +181,7 @@ void ZRangeGeneric(CommandContext& ctx, size_t first, bool store, RangeType type
     // A reversed range is stored all the same: a sorted set has one order.
     if (reverse) std::reverse(elements.begin(), elements.end());
     if (!elements.empty() && !ctx.AdmitGrant(kNoDeadline)) return;
-    StoreResult(ctx, argv[1], elements);
-    ctx.reply.Int(static_cast<int64_t>(elements.size()));
+    StoreResult(ctx, argv[1], elements, "zrangestore");
     return;
   }
   ReplyElementsHeader(ctx, picked.size(), withscores);
@@ -264,7 +263,16 @@ void ZRemRangeGeneric(CommandContext& ctx, RangeType type) {
   owned.reserve(picked.size());
   for (const auto& p : picked) owned.emplace_back(p.first);
   std::vector<std::string_view> members(owned.begin(), owned.end());
-  if (!members.empty()) RemoveMembers(ctx, key, members);
+  if (!members.empty()) {
+    RemoveMembers(ctx, key, members);
+    constexpr std::string_view kEvents[] = {"zremrangebyrank", "zremrangebyscore",
+                                            "zremrangebylex"};
+    NotifyCollection(ctx, kNotifyZset,
+                     type == RangeType::kRank    ? kEvents[0]
+                     : type == RangeType::kScore ? kEvents[1]
+                                                 : kEvents[2],
+                     key);
+  }
   ctx.reply.Int(static_cast<int64_t>(members.size()));
 }
 

@@ -69,11 +69,14 @@ void RemoveMembers(CommandContext& ctx, std::string_view key,
 }
 
 void StoreResult(CommandContext& ctx, std::string_view dst,
-                 const std::vector<std::pair<std::string, double>>& elements) {
+                 const std::vector<std::pair<std::string, double>>& elements,
+                 std::string_view event) {
   constexpr size_t kBatch = 64;
   Store::Atomic atomic(ctx.store);
   // Whatever dst held (any type, any lease) goes: the result is a new key.
-  if (ctx.store.Find(dst, ctx.now) != nullptr) ctx.store.Delete(dst);
+  const bool existed = ctx.store.Find(dst, ctx.now) != nullptr;
+  if (existed) ctx.store.Delete(dst);
+  Store::Overwriting overwriting(ctx.store, dst, existed);
   std::vector<std::string> scores;
   std::vector<std::string_view> words;
   for (size_t i = 0; i < elements.size(); i += kBatch) {
@@ -86,6 +89,12 @@ void StoreResult(CommandContext& ctx, std::string_view dst,
       words.push_back(elements[i + j].first);
     }
     ctx.store.Apply(aof::Op::kZAdd, dst, words, ctx.now);
+  }
+  ctx.reply.Int(static_cast<int64_t>(elements.size()));
+  if (!elements.empty()) {
+    ctx.Notify(kNotifyZset, event, dst);
+  } else if (existed) {
+    ctx.Notify(kNotifyGeneric, "del", dst);
   }
 }
 
@@ -114,6 +123,15 @@ std::vector<ZPopped> ZPop(Store& store, std::string_view key, ZEnd end, size_t c
         aof::Op::kZRem, key,
         std::span<const std::string_view>(members).subspan(i, std::min(kBatch, members.size() - i)),
         now);
+  }
+  return out;
+}
+
+std::vector<ZPopped> ZPopAndNotify(CommandContext& ctx, std::string_view key, ZEnd end,
+                                   size_t count) {
+  std::vector<ZPopped> out = ZPop(ctx.store, key, end, count, ctx.now);
+  if (!out.empty()) {
+    NotifyCollection(ctx, kNotifyZset, end == ZEnd::kMin ? "zpopmin" : "zpopmax", key);
   }
   return out;
 }
@@ -273,6 +291,9 @@ void ZAddGeneric(CommandContext& ctx, bool incr) {
   } else {
     ctx.reply.Int(ch ? added + updated : added);
   }
+  // A ZADD that changed nothing sends nothing; ZINCRBY and ZADD INCR are
+  // "zincr".
+  if (!words.empty()) ctx.Notify(kNotifyZset, incr ? "zincr" : "zadd", key);
 }
 
 void ZAdd(CommandContext& ctx) {
@@ -300,7 +321,10 @@ void ZRem(CommandContext& ctx) {
     const std::string_view m = ctx.argv[j];
     if (z->Score(m) && seen.insert(m).second) gone.push_back(m);
   }
-  if (!gone.empty()) ctx.store.Apply(aof::Op::kZRem, key, gone, ctx.now);
+  if (!gone.empty()) {
+    ctx.store.Apply(aof::Op::kZRem, key, gone, ctx.now);
+    NotifyCollection(ctx, kNotifyZset, "zrem", key);
+  }
   ctx.reply.Int(static_cast<int64_t>(gone.size()));
 }
 
@@ -415,7 +439,7 @@ void ZPopMinMax(CommandContext& ctx, ZEnd end) {
   }
   const ZPopShape shape = ctx.reply.resp3() && count != -1 ? ZPopShape::kNested : ZPopShape::kFlat;
   if (!ctx.AdmitGrant(e->deadline)) return;
-  auto popped = ZPop(ctx.store, key, end, count == -1 ? 1 : static_cast<size_t>(count), ctx.now);
+  auto popped = ZPopAndNotify(ctx, key, end, count == -1 ? 1 : static_cast<size_t>(count));
   ReplyPopped(ctx.reply, key, popped, shape);
 }
 
@@ -471,7 +495,7 @@ void ZMPop(CommandContext& ctx) {
     if (!FindZSet(ctx, argv[j], &e, &z, Access::kWrite)) return;
     if (z == nullptr) continue;
     if (!ctx.AdmitGrant(e->deadline)) return;
-    auto popped = ZPop(ctx.store, argv[j], end, static_cast<size_t>(count), ctx.now);
+    auto popped = ZPopAndNotify(ctx, argv[j], end, static_cast<size_t>(count));
     ReplyPopped(ctx.reply, argv[j], popped, ZPopShape::kNestedWithKey);
     return;
   }

@@ -54,6 +54,11 @@ struct ZPopped {
 // what it took, in order.
 std::vector<ZPopped> ZPop(Store& store, std::string_view key, ZEnd end, size_t count,
                           const TimeSnapshot& now);
+// ZPop in the session's database, with the keyspace events of Redis's
+// genericZpopCommand: one "zpopmin"/"zpopmax" however many elements went,
+// then "del" when the set went with them. What every pop command calls.
+std::vector<ZPopped> ZPopAndNotify(CommandContext& ctx, std::string_view key, ZEnd end,
+                                   size_t count);
 
 // The reply shapes of Redis's genericZpopCommand.
 enum class ZPopShape {
@@ -81,8 +86,12 @@ void ReplyElement(CommandContext& ctx, std::string_view member, double score, bo
 // goes when there are none. Logged as DEL then ZADD records of at most 64
 // pairs, one transaction. The caller admitted the write when `elements` is
 // not empty.
+// Replies the result's size, then sends Redis's events: `event` for a
+// stored result (after "new" if `dst` did not exist: an existing key is
+// overwritten, not created), "del" when an empty result removed a key.
 void StoreResult(CommandContext& ctx, std::string_view dst,
-                 const std::vector<std::pair<std::string, double>>& elements);
+                 const std::vector<std::pair<std::string, double>>& elements,
+                 std::string_view event);
 
 // Removes `members` (distinct, present) from the sorted set under `key`:
 // ZREM records of at most 64 members, one transaction.

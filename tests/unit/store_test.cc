@@ -516,5 +516,25 @@ TEST(StoreTest, WritesToAMissingKeyInThePastTouchWatchers) {
   EXPECT_EQ(ts.server().store().changes(), 0u);
 }
 
+TEST(StoreTest, AnOverwrittenDestinationIsNotANewKey) {
+  // The "new" keyspace event: a STORE form that replaces its destination
+  // (DEL, then the result's records) overwrites it, as Redis's setKey does;
+  // only a destination that did not exist is created.
+  TestServer ts;
+  std::vector<std::string> created;
+  ts.server().store().set_new_key_observer(
+      [&](int, std::string_view k) { created.emplace_back(k); });
+  EXPECT_EQ(ts.Run({"SADD", "a", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10"}), ":10\r\n");
+  EXPECT_EQ(ts.Run({"SUNIONSTORE", "dst", "a"}), ":10\r\n");
+  EXPECT_EQ(ts.Run({"SUNIONSTORE", "dst", "a"}), ":10\r\n");
+  // Most of the set: it is rebuilt from the member that stays.
+  EXPECT_EQ(ts.Run({"SPOP", "a", "9"}).substr(0, 4), "*9\r\n");
+  EXPECT_EQ(ts.Run({"SCARD", "a"}), ":1\r\n");
+  EXPECT_EQ(ts.Run({"SET", "str", "v"}), "+OK\r\n");
+  EXPECT_EQ(ts.Run({"ZUNIONSTORE", "str", "1", "a"}), ":1\r\n");
+  EXPECT_EQ(ts.Run({"ZUNIONSTORE", "z", "1", "a"}), ":1\r\n");
+  EXPECT_EQ(created, (std::vector<std::string>{"a", "dst", "str", "z"}));
+}
+
 }  // namespace
 }  // namespace latch
