@@ -17,7 +17,6 @@ it. README.md's "Client compatibility" table summarises what is proven here.
 
 import ctypes
 import ctypes.util
-import fcntl
 import hashlib
 import json
 import os
@@ -31,6 +30,7 @@ import time
 import pytest
 
 import latchtest as lt
+import nodeclients
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CLIENTS = os.path.join(HERE, "clients")
@@ -521,46 +521,11 @@ def test_hiredis(hiredis_smoke, latch, raw, proxy):
 # ---------------------------------------------------------------- Node.js
 
 
-def _cache_root():
-    base = os.environ.get("XDG_CACHE_HOME")
-    if base:
-        return os.path.join(base, "latch", "node-clients")
-    return os.path.join(lt.build_dir(), "node-clients")
-
-
 @pytest.fixture(scope="module")
 def node_clients():
     """The node binary and a folder holding the pinned npm packages and a
-    copy of clients.mjs. `npm ci` runs once per lock-file version."""
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
-        unavailable("node and npm are needed (tools/dev/deps.sh test installs them)")
-    major = int(subprocess.run([node, "--version"], capture_output=True, text=True,
-                               timeout=30).stdout.strip().lstrip("v").split(".")[0])
-    if major < 20:
-        unavailable("ioredis 6 and redis 6 need Node.js >= 20; this is %d" % major)
-    with open(os.path.join(NODE_DIR, "package-lock.json"), "rb") as f:
-        lock = f.read()
-    folder = os.path.join(_cache_root(), hashlib.sha256(lock).hexdigest()[:16])
-    os.makedirs(folder, exist_ok=True)
-    stamp = os.path.join(folder, "installed.stamp")
-    with open(os.path.join(folder, ".install.lock"), "w") as guard:
-        fcntl.flock(guard, fcntl.LOCK_EX)  # one installer at a time
-        if not os.path.exists(stamp):
-            for name in ("package.json", "package-lock.json", ".npmrc"):
-                shutil.copyfile(os.path.join(NODE_DIR, name), os.path.join(folder, name))
-            env = dict(os.environ)
-            if not env.get("HOME"):
-                env["npm_config_cache"] = os.path.join(folder, ".npm-cache")
-            p = subprocess.run([npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund",
-                                "--loglevel=error"], cwd=folder, env=env,
-                               capture_output=True, text=True, timeout=600)
-            if p.returncode != 0:
-                unavailable("npm ci failed (is the npm registry reachable?):\n" + p.stderr[-3000:])
-            with open(stamp, "w") as f:
-                f.write("ok\n")
-    shutil.copyfile(os.path.join(NODE_DIR, "clients.mjs"), os.path.join(folder, "clients.mjs"))
-    return node, folder
+    copy of the scripts (nodeclients.py)."""
+    return nodeclients.install(unavailable)
 
 
 def run_node_client(node_clients, which, port):

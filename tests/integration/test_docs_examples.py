@@ -154,7 +154,8 @@ def readme_recipe(tmp_path, server_factory):
 
 
 def readme_fence_wait(tmp_path, server_factory):
-    fenced, wait, fence, lockinfo = _readme_commands(example("readme-fence-wait"))
+    fenced, setfence, wait, fence, lockinfo = _readme_commands(example("readme-fence-wait"))
+    assert setfence[0] == "SETFENCE" and setfence[1:] == fenced[1:-1]
     srv = server_factory("latch")
     with srv.conn() as a, srv.conn() as b:
         token = a.cmd(*fenced)
@@ -169,6 +170,11 @@ def readme_fence_wait(tmp_path, server_factory):
         assert a.cmd("DELIFEQ", fenced[1], "8d6ftoken") == 1
         assert lt.parse_reply(b.read_n_raw(1))[0] == b"OK"
         assert a.cmd("GET", fenced[1]) == b"next"
+        # SETFENCE: the same grant, its reply the token (nil while held).
+        assert a.cmd(*setfence) is None
+        assert b.cmd("DELIFEQ", fenced[1], "next") == 1
+        again = a.cmd(*setfence)
+        assert isinstance(again, int) and again > token
 
 
 def readme_check_aof(tmp_path, server_factory):

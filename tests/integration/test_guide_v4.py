@@ -64,3 +64,21 @@ def test_next_to_delifeq(latch_server):
     assert cli(p, "SET", "lock:orders", "7f3a", "PX", "30000") == "OK"
     assert cli(p, "DELIFEQ", "lock:orders", "9b21") == "0"
     assert cli(p, "DELIFEQ", "lock:orders", "7f3a") == "1"
+
+
+def test_the_guide_prints_these_very_texts():
+    """The script texts and calls above are the guide's, character for
+    character: a change to one side fails here."""
+    with open(os.path.join(lt.source_dir(), "docs", "guide.md"), encoding="utf-8") as f:
+        guide = f.read()
+    chapter = guide[guide.index("### V4: compare and delete in one command"):]
+    chapter = chapter[:chapter.index("latch also has the command itself")]
+    assert ('EVAL "%s" 1 lock:orders 9b21\n(integer) 0' % UNLOCK) in chapter
+    assert ('EVAL "%s" 1 lock:orders 7f3a\n(integer) 1' % UNLOCK) in chapter
+    assert "```lua\n" + UNLOCK_FILE + "```" in chapter
+    assert "$ redis-cli --eval unlock.lua lock:orders , 7f3a\n(integer) 1" in chapter
+    assert 'UNLOCK = "%s"' % UNLOCK in chapter
+    for line in ('print(r.eval(UNLOCK, 1, "lock:orders", "9b21"))',
+                 'unlock = r.register_script(UNLOCK)',
+                 'print(unlock(keys=["lock:orders"], args=["7f3a"]))'):
+        assert line in chapter, line
