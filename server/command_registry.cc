@@ -321,7 +321,7 @@ void CommandRegistry::WriteInfo(const CommandSpec& c, resp::ReplySink& w) {
     KeySpec k;
     k.flags = c.key_spec_flags;
     k.index = c.first_key;
-    k.lastkey = c.last_key < 0 ? -1 : c.last_key - c.first_key;
+    k.lastkey = c.last_key < 0 ? c.last_key : c.last_key - c.first_key;
     k.keystep = c.key_step;
     w.Set(1);
     WriteKeySpec(k, w);

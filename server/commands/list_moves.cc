@@ -184,11 +184,15 @@ void RegisterListMoves(CommandRegistry& r) {
                    "1.2.0", "O(1)"),
                {Key("source"), destination}),
            1, 2, 1, {"RW", "access", "delete"}));
-  r.Add(Cmd("lmpop", -4, kWrite | kCmdMovableKeys | kLease, LMPop, {"write", "list", "slow"},
-            doc("Pop elements from a list", "7.0.0",
-                "O(N+M) where N is the number of provided keys and M is the number of elements "
-                "returned."),
-            {Int("numkeys"), Key("key", true), ends("where"), Optional(Int("count", "COUNT"))}));
+  // LMPOP and BLMPOP count their keys (numkeys): a keynum key spec, which
+  // makes them "movablekeys".
+  r.Add(KeySpecs(
+      Cmd("lmpop", -4, kWrite | kLease, LMPop, {"write", "list", "slow"},
+          doc("Pop elements from a list", "7.0.0",
+              "O(N+M) where N is the number of provided keys and M is the number of elements "
+              "returned."),
+          {Int("numkeys"), Key("key", true), ends("where"), Optional(Int("count", "COUNT"))}),
+      0, 0, 0, {KeyNumSpec({"RW", "access", "delete"}, 1)}));
   r.Add(Keys(Cmd("blpop", -3, kBlock, BLPop, {"write", "list", "slow", "blocking"},
                  doc("Remove and get the first element in a list, or block until one is available",
                      "2.0.0", "O(N) where N is the number of provided keys."),
@@ -213,13 +217,14 @@ void RegisterListMoves(CommandRegistry& r) {
               "2.2.0", "O(1)"),
           {Key("source"), destination, Double("timeout")}),
       1, 2, 1, {"RW", "access", "delete"}));
-  r.Add(Cmd("blmpop", -5, kWrite | kCmdBlocking | kCmdMovableKeys | kLease, BLMPop,
-            {"write", "list", "slow", "blocking"},
-            doc("Pop elements from a list, or block until one is available", "7.0.0",
-                "O(N+M) where N is the number of provided keys and M is the number of elements "
-                "returned."),
-            {Double("timeout"), Int("numkeys"), Key("key", true), ends("where"),
-             Optional(Int("count", "COUNT"))}));
+  r.Add(KeySpecs(Cmd("blmpop", -5, kWrite | kCmdBlocking | kLease, BLMPop,
+                     {"write", "list", "slow", "blocking"},
+                     doc("Pop elements from a list, or block until one is available", "7.0.0",
+                         "O(N+M) where N is the number of provided keys and M is the number of "
+                         "elements returned."),
+                     {Double("timeout"), Int("numkeys"), Key("key", true), ends("where"),
+                      Optional(Int("count", "COUNT"))}),
+                 0, 0, 0, {KeyNumSpec({"RW", "access", "delete"}, 2)}));
 }
 
 }  // namespace latch::commands

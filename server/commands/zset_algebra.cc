@@ -5,20 +5,23 @@
 //
 //   ZUNION numkeys key [key …] [WEIGHTS w …] [AGGREGATE SUM|MIN|MAX] [WITHSCORES]
 //
-// Each input's scores are multiplied by its weight (1 by default); a member
-// in several inputs gets the SUM (default), MIN or MAX of its weighted
-// scores. Inf times 0 and inf + -inf, which are NaN, count as 0 (Redis's
+// An input is a sorted set or a regular set, whose members all score 1 (as
+// in Redis). Each input's scores are multiplied by its weight (1 by
+// default); a member in several inputs gets the SUM (default), MIN or MAX of
+// its weighted scores. Inf times 0 and inf + -inf, which are NaN, count as 0 (Redis's
 // convention). A missing key is an empty input. The arithmetic happens in
 // Redis's order — inputs sorted by size (stably), the smallest first — so
 // sums of floats round exactly as there.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "server/commands/zsets.h"
+#include "server/types/set.h"
 
 namespace latch::commands {
 
@@ -27,11 +30,33 @@ namespace {
 enum class SetOp { kUnion, kInter, kDiff };
 enum class Aggregate { kSum, kMin, kMax };
 
-// One input: a sorted set (or nothing: a missing key) and its weight.
+// One input: a sorted set, a regular set (every member scores 1), or
+// nothing (a missing key), and its weight.
 struct Source {
   const ZSetValue* z = nullptr;
+  const SetValue* set = nullptr;
   double weight = 1;
-  size_t size() const { return z != nullptr ? z->size() : 0; }
+
+  size_t size() const { return z != nullptr ? z->size() : set != nullptr ? set->size() : 0; }
+  // The same value (one key named twice).
+  bool same(const Source& o) const {
+    return size() > 0 && (z != nullptr ? z == o.z : set == o.set);
+  }
+  // f(member, score) for every member (a sorted set in score order). The
+  // member's view lasts only for the call (an intset formats its numbers).
+  template <typename F>
+  void ForEach(F&& f) const {
+    if (z != nullptr) {
+      for (ZSetValue::Iter it = z->First(); it.valid(); it.Next()) f(it.member(), it.score());
+    } else if (set != nullptr) {
+      set->ForEach([&](std::string_view m) { f(m, 1.0); });
+    }
+  }
+  std::optional<double> Score(std::string_view member) const {
+    if (z != nullptr) return z->Score(member);
+    if (set != nullptr && set->Contains(member)) return 1.0;
+    return std::nullopt;
+  }
 };
 
 void Combine(double* target, double value, Aggregate agg) {
@@ -54,59 +79,58 @@ using Elements = std::vector<std::pair<std::string, double>>;
 void Inter(const std::vector<Source>& src, Aggregate agg, bool card_only, int64_t limit,
            Elements* out, int64_t* card) {
   if (src[0].size() == 0) return;
-  for (ZSetValue::Iter it = src[0].z->First(); it.valid(); it.Next()) {
-    double score = src[0].weight * it.score();
+  bool full = false;  // ZINTERCARD's LIMIT reached
+  src[0].ForEach([&](std::string_view member, double own) {
+    if (full) return;
+    double score = src[0].weight * own;
     if (std::isnan(score)) score = 0;
-    size_t j = 1;
-    for (; j < src.size(); ++j) {
+    for (size_t j = 1; j < src.size(); ++j) {
       // (The same key twice is the same set: its own score, weighted again.)
-      if (src[j].z == src[0].z) {
-        Combine(&score, it.score() * src[j].weight, agg);
-      } else if (auto s = src[j].z->Score(it.member())) {
-        Combine(&score, *s * src[j].weight, agg);
-      } else {
-        break;
-      }
+      auto s = src[j].same(src[0]) ? std::optional<double>(own) : src[j].Score(member);
+      if (!s) return;
+      Combine(&score, *s * src[j].weight, agg);
     }
-    if (j < src.size()) continue;
     if (card_only) {
       ++*card;
-      if (limit > 0 && *card >= limit) return;
+      full = limit > 0 && *card >= limit;
     } else {
-      out->emplace_back(std::string(it.member()), score);
+      out->emplace_back(std::string(member), score);
     }
-  }
+  });
 }
 
 void Union(const std::vector<Source>& src, Aggregate agg, Elements* out) {
-  std::unordered_map<std::string_view, size_t> index;  // member → position in *out
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  // member → position in *out
+  std::unordered_map<std::string, size_t, Hash, std::equal_to<>> index;
   for (const Source& s : src) {
-    if (s.size() == 0) continue;
-    for (ZSetValue::Iter it = s.z->First(); it.valid(); it.Next()) {
-      double score = s.weight * it.score();
+    s.ForEach([&](std::string_view member, double own) {
+      double score = s.weight * own;
       if (std::isnan(score)) score = 0;
-      auto [at, fresh] = index.try_emplace(it.member(), out->size());
-      if (fresh) {
-        out->emplace_back(std::string(it.member()), score);
-      } else {
+      if (auto at = index.find(member); at != index.end()) {
         Combine(&(*out)[at->second].second, score, agg);
+        return;
       }
-    }
+      index.emplace(std::string(member), out->size());
+      out->emplace_back(std::string(member), score);
+    });
   }
 }
 
 void Diff(const std::vector<Source>& src, Elements* out) {
   if (src[0].size() == 0) return;
   for (size_t j = 1; j < src.size(); ++j) {
-    if (src[j].z == src[0].z) return;  // minus itself: nothing left
+    if (src[j].same(src[0])) return;  // minus itself: nothing left
   }
-  for (ZSetValue::Iter it = src[0].z->First(); it.valid(); it.Next()) {
-    bool elsewhere = false;
-    for (size_t j = 1; j < src.size() && !elsewhere; ++j) {
-      elsewhere = src[j].size() > 0 && src[j].z->Score(it.member()).has_value();
+  src[0].ForEach([&](std::string_view member, double own) {
+    for (size_t j = 1; j < src.size(); ++j) {
+      if (src[j].Score(member)) return;
     }
-    if (!elsewhere) out->emplace_back(std::string(it.member()), it.score());
-  }
+    out->emplace_back(std::string(member), own);
+  });
 }
 
 // `dst`: the destination (the *STORE commands), else empty. `numkeys_at`:
@@ -129,11 +153,14 @@ void ZSetOpGeneric(CommandContext& ctx, bool store, size_t numkeys_at, SetOp op,
   for (size_t i = 0; i < n; ++i, ++j) {
     const Keyspace::Entry* e = FindForRead(ctx, argv[j]);
     if (e == nullptr) continue;
-    if (e->type() != ValueType::kZSet) {
+    if (e->type() == ValueType::kZSet) {
+      src[i].z = static_cast<const ZSetValue*>(e->object());
+    } else if (e->type() == ValueType::kSet) {
+      src[i].set = static_cast<const SetValue*>(e->object());
+    } else {
       ctx.reply.Error(kWrongType);
       return;
     }
-    src[i].z = static_cast<const ZSetValue*>(e->object());
   }
   Aggregate agg = Aggregate::kSum;
   bool withscores = false;

@@ -1,17 +1,16 @@
-// The sorted-set family (zsets.cc, zset_ranges.cc, zset_algebra.cc): what
-// its files share, and the pop that the blocking pops (BZPOPMIN, BZPOPMAX,
-// BZMPOP, built on the waiters by the list family) call when they serve a
-// client.
+// The sorted-set family (zsets.cc, zset_pops.cc, zset_ranges.cc,
+// zset_algebra.cc): what its files share.
 //
 // The lock rule for every write of the family (the restart quarantine's, see
 // grant.h): a write that adds to a sorted set, changes a score or hands
-// elements out — ZADD, ZINCRBY, ZPOPMIN, ZPOPMAX, ZMPOP, and the *STORE
-// commands when they store something — is a grant (kLease): it asks
-// ctx.AdmitGrant (the key's deadline, or none for a new key) before it
-// applies, so a quarantined node refuses it as it refuses SET (a semaphore's
-// permit is a ZADD). A write that only removes — ZREM, ZREMRANGEBYSCORE,
-// ZREMRANGEBYRANK, ZREMRANGEBYLEX, a *STORE whose result is empty (it
-// deletes the destination) — is a release and is never refused.
+// elements out — ZADD, ZINCRBY, ZPOPMIN, ZPOPMAX, ZMPOP, the blocking pops
+// (BZPOPMIN, BZPOPMAX, BZMPOP: when they pop at once and when they serve a
+// parked client), and the *STORE commands when they store something — is a
+// grant (kLease): it asks ctx.AdmitGrant (the key's deadline, or none for a
+// new key) before it applies, so a quarantined node refuses it as it refuses
+// SET (a semaphore's permit is a ZADD). A write that only removes — ZREM,
+// ZREMRANGEBYSCORE, ZREMRANGEBYRANK, ZREMRANGEBYLEX, a *STORE whose result
+// is empty (it deletes the destination) — is a release and is never refused.
 //
 // Every write is logged as its effect, in two record kinds (record_kinds.h):
 // ZADD key score member … (the scores as they read back exactly) and ZREM
@@ -35,8 +34,9 @@
 namespace latch::commands {
 
 // ---------------------------------------------------------------- pops
-// ZPOPMIN, ZPOPMAX, ZMPOP here; BZPOPMIN, BZPOPMAX, BZMPOP in the list
-// family's blocking machinery, through these two functions.
+// The pop every pop command makes (zset_pops.cc: ZPOPMIN, ZPOPMAX, ZMPOP,
+// and the blocking BZPOPMIN, BZPOPMAX, BZMPOP when they pop at once or
+// serve a parked client).
 
 enum class ZEnd { kMin, kMax };
 
@@ -99,6 +99,7 @@ void RemoveMembers(CommandContext& ctx, std::string_view key,
                    std::span<const std::string_view> members);
 
 // The other files' commands, registered by RegisterZSets (zsets.cc).
+void RegisterZSetPops(CommandRegistry& r);
 void RegisterZSetRanges(CommandRegistry& r);
 void RegisterZSetAlgebra(CommandRegistry& r);
 

@@ -7,6 +7,8 @@ scripts: lists of requests, each a tuple of arguments (or Raw bytes), run
 from FLUSHALL on fresh connections by check_script.
 """
 
+import time
+
 import latchtest as lt
 from latchtest import encode
 
@@ -112,3 +114,77 @@ def assert_hello_equivalent(latch_raw, redis_raw, proto):
 
 
 PROTOS = [2, 3]
+
+
+# ---------------------------------------------------------------- blocking commands
+# Several connections to each server in lockstep: a client blocks, another
+# writes, and the blocked client's reply must be Redis's.
+
+
+class Clients(object):
+    """n more connections to each server (a Pair each), in lockstep."""
+
+    def __init__(self, latch_server, redis_server, n, proto):
+        self.pairs = [lt.Pair(latch_server.port, redis_server.port) for _ in range(n)]
+        for p in self.pairs:
+            switch_proto(p, proto)
+
+    def send(self, i, *args):
+        """Sends without reading (the client blocks)."""
+        data = encode(*args)
+        self.pairs[i].latch.send(data)
+        self.pairs[i].redis.send(data)
+
+    def read(self, i):
+        p = self.pairs[i]
+        return p.latch.read_n_raw(1), p.redis.read_n_raw(1)
+
+    def close(self):
+        for p in self.pairs:
+            p.close()
+
+
+def blocked_clients(conn):
+    return lt.info_fields(conn.cmd("INFO", "clients"))["blocked_clients"]
+
+
+def wait_blocked(pair, n):
+    """Until both servers report n blocked clients."""
+    deadline = time.time() + 5
+    got = None
+    while time.time() < deadline:
+        got = (blocked_clients(pair.latch), blocked_clients(pair.redis))
+        if got == (str(n), str(n)):
+            return
+        time.sleep(0.01)
+    raise AssertionError("blocked_clients never reached %d: %r" % (n, got))
+
+
+def blocked_id(conn):
+    """The id of the one client CLIENT LIST shows blocked (flags=b)."""
+    listing = conn.cmd("CLIENT", "LIST")
+    lines = [l for l in listing.decode().splitlines() if " flags=b " in l]
+    assert len(lines) == 1, listing
+    return lines[0].split()[0][len("id="):]
+
+
+def check_blocking(pair, latch_server, redis_server, proto, name, blockers, writes, order):
+    """A blocking scenario: the blocking requests (client index, args), each
+    sent once the one before has blocked on both servers; then the writes of
+    the main connection (each reply must match); then the reply each blocked
+    client gets, read in `order` (client indexes); at the end nobody waits."""
+    switch_proto(pair, proto)
+    clients = Clients(latch_server, redis_server, 1 + max(i for i, _ in blockers), proto)
+    try:
+        for n, (i, args) in enumerate(blockers, 1):
+            clients.send(i, *args)
+            wait_blocked(pair, n)
+        for w in writes:
+            got, want = pair.both(*w)
+            assert got == want, (name, w, got, want)
+        for i in order:
+            got, want = clients.read(i)
+            assert got == want, (name, i, got, want)
+        wait_blocked(pair, 0)
+    finally:
+        clients.close()

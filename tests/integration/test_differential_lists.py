@@ -8,13 +8,10 @@ lockstep: a client blocks, another pushes, and the blocked client's reply
 (which key, which element, in which order) must be Redis's; timeouts,
 CLIENT UNBLOCK and MULTI too."""
 
-import time
-
 import pytest
 
-import latchtest as lt
-from differential import PROTOS, check_script, switch_proto
-from latchtest import encode
+from differential import (PROTOS, Clients, blocked_id, check_blocking, check_script,
+                          switch_proto, wait_blocked)
 
 BIG = "x" * 5000  # larger than a small node, smaller than the packed threshold
 
@@ -340,53 +337,6 @@ def test_script(pair, script, proto):
 # ---------------------------------------------------------------- blocking
 
 
-class Clients(object):
-    """n more connections to each server (a Pair each), in lockstep."""
-
-    def __init__(self, latch_server, redis_server, n, proto):
-        self.pairs = [lt.Pair(latch_server.port, redis_server.port) for _ in range(n)]
-        for p in self.pairs:
-            switch_proto(p, proto)
-
-    def send(self, i, *args):
-        """Sends without reading (the client blocks)."""
-        data = encode(*args)
-        self.pairs[i].latch.send(data)
-        self.pairs[i].redis.send(data)
-
-    def read(self, i):
-        p = self.pairs[i]
-        return p.latch.read_n_raw(1), p.redis.read_n_raw(1)
-
-    def close(self):
-        for p in self.pairs:
-            p.close()
-
-
-def blocked_clients(conn):
-    return lt.info_fields(conn.cmd("INFO", "clients"))["blocked_clients"]
-
-
-def wait_blocked(pair, n):
-    """Until both servers report n blocked clients."""
-    deadline = time.time() + 5
-    got = None
-    while time.time() < deadline:
-        got = (blocked_clients(pair.latch), blocked_clients(pair.redis))
-        if got == (str(n), str(n)):
-            return
-        time.sleep(0.01)
-    raise AssertionError("blocked_clients never reached %d: %r" % (n, got))
-
-
-def blocked_id(conn):
-    """The id of the one client CLIENT LIST shows blocked (flags=b)."""
-    listing = conn.cmd("CLIENT", "LIST")
-    lines = [l for l in listing.decode().splitlines() if " flags=b " in l]
-    assert len(lines) == 1, listing
-    return lines[0].split()[0][len("id="):]
-
-
 # Each scenario: the blocking requests (client index, args), then the
 # writes of the main connection (each must match), then the reply each
 # blocked client must get, in order of the clients.
@@ -454,22 +404,7 @@ BLOCKING = {
 @pytest.mark.parametrize("proto", PROTOS)
 @pytest.mark.parametrize("name", sorted(BLOCKING))
 def test_blocking(pair, latch_server, redis_server, name, proto):
-    blockers, writes, order = BLOCKING[name]
-    switch_proto(pair, proto)
-    clients = Clients(latch_server, redis_server, 1 + max(i for i, _ in blockers), proto)
-    try:
-        for n, (i, args) in enumerate(blockers, 1):
-            clients.send(i, *args)
-            wait_blocked(pair, n)
-        for w in writes:
-            got, want = pair.both(*w)
-            assert got == want, (w, got, want)
-        for i in order:
-            got, want = clients.read(i)
-            assert got == want, (name, i, got, want)
-        wait_blocked(pair, 0)
-    finally:
-        clients.close()
+    check_blocking(pair, latch_server, redis_server, proto, name, *BLOCKING[name])
 
 
 @pytest.mark.parametrize("proto", PROTOS)

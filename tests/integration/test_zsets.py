@@ -20,6 +20,9 @@ def zsnapshot(conn_of, dbs=(0, 1)):
     """{(db, key): (members with scores, encoding, has a TTL)} of every zset."""
     out = {}
     with conn_of() as c:
+        # A restarted node answers LOADING while its log replays (long on a
+        # loaded machine, or under the sanitizers): wait it out.
+        assert wait_until(lambda: c.cmd("PING") == b"PONG", 60)
         for db in dbs:
             c.cmd("SELECT", db)
             for k in c.cmd("KEYS", "*"):
