@@ -19,9 +19,9 @@ scripts written for this test (Redisson's own texts are not copied):
   * RSemaphore and RCountDownLatch: a counter set once, DECRBY/INCRBY, a
     PUBLISH on release and when the count reaches zero.
 
-Each scenario runs against latch and redis-server; its observations (the
-replies, with remaining times reduced to "within the lease") must be the
-lock semantics asserted below on latch and equal redis-server's.
+Each scenario runs against latch and redis-server, in RESP2 and RESP3: every
+reply's bytes (a remaining time reduced to "within the lease") must equal
+redis-server's, and the lock semantics are asserted on what was seen.
 """
 
 import time
@@ -164,36 +164,41 @@ LEASE = 3000
 
 
 class Client(object):
-    """One connection; eval() keeps the reply and records it, a remaining
-    time reduced to 'ttl' when within (0, limit]."""
+    """One connection, RESP2 or (after HELLO 3, as Redisson's protocol
+    setting RESP3 does) RESP3. Every reply's raw bytes are recorded in
+    `seen`, a remaining time as 'ttl' when within (0, limit]."""
 
-    def __init__(self, port, seen):
+    def __init__(self, port, seen, proto):
         self.conn = lt.Conn(port)
         self.seen = seen
+        if proto == 3:
+            self.conn.send(lt.encode("HELLO", "3"))
+            self.conn.read_raw()  # the server's description: differs by design
 
-    def eval(self, script, keys, *argv, ttl_limit=None):
-        self.conn.send(lt.encode("EVAL", script, len(keys), *keys, *argv))
-        reply = lt.parse_reply(self.conn.read_raw())[0]
+    def _reply(self, ttl_limit=None):
+        raw = self.conn.read_raw(timeout=5)
+        reply = lt.parse_reply(raw)[0]
         if ttl_limit is not None and isinstance(reply, int) and 0 < reply <= ttl_limit:
             self.seen.append("ttl")
         else:
-            self.seen.append(reply)
+            self.seen.append(raw)
         return reply
+
+    def eval(self, script, keys, *argv, ttl_limit=None):
+        self.conn.send(lt.encode("EVAL", script, len(keys), *keys, *argv))
+        return self._reply(ttl_limit)
 
     def cmd(self, *args):
-        reply = self.conn.cmd(*args)
-        self.seen.append(reply)
-        return reply
+        self.conn.send(lt.encode(*args))
+        return self._reply()
 
     def message(self):
-        reply = lt.parse_reply(self.conn.read_raw(timeout=5))[0]
-        self.seen.append(reply)
-        return reply
+        return self._reply()
 
 
-def rlock(port):
+def rlock(port, proto):
     seen = []
-    a, b, sub = (Client(port, seen) for _ in range(3))
+    a, b, sub = (Client(port, seen, proto) for _ in range(3))
     lock, channel = "{L}", "redisson_lock__channel:{L}"
     obs = {}
     obs["first"] = a.eval(ACQUIRE, [lock], LEASE, "a:1")
@@ -221,10 +226,10 @@ def rlock(port):
     return obs, seen
 
 
-def fair(port):
+def fair(port, proto):
     seen = []
-    clients = {n: Client(port, seen) for n in ("a", "b", "c", "d")}
-    sub = Client(port, seen)
+    clients = {n: Client(port, seen, proto) for n in ("a", "b", "c", "d")}
+    sub = Client(port, seen, proto)
     keys = ["{F}", "redisson_lock_queue:{F}", "redisson_lock_timeout:{F}"]
     channel = "redisson_lock__channel:{F}"
     sub.cmd("PSUBSCRIBE", channel + ":*")
@@ -252,9 +257,9 @@ def fair(port):
     return obs, seen
 
 
-def rwlock(port):
+def rwlock(port, proto):
     seen = []
-    r1, r2, w = (Client(port, seen) for _ in range(3))
+    r1, r2, w = (Client(port, seen, proto) for _ in range(3))
     keys, channel = ["{RW}"], "redisson_rwlock:{RW}"
     obs = {"reader_1": r1.eval(READ_ACQUIRE, keys, LEASE, "r1"),
            "reader_2": r2.eval(READ_ACQUIRE, keys, LEASE, "r2")}
@@ -269,9 +274,9 @@ def rwlock(port):
     return obs, seen
 
 
-def semaphore_and_latch(port):
+def semaphore_and_latch(port, proto):
     seen = []
-    a, b, sub = (Client(port, seen) for _ in range(3))
+    a, b, sub = (Client(port, seen, proto) for _ in range(3))
     sem, sem_ch = "{sem}", "redisson_sc:{sem}"
     sub.cmd("SUBSCRIBE", sem_ch)
     obs = {"set": a.eval(SET_ONCE, [sem, sem_ch], 2),
@@ -293,16 +298,16 @@ def semaphore_and_latch(port):
     return obs, seen
 
 
-@pytest.fixture
-def both(server_factory):
-    return server_factory("latch"), server_factory("redis")
+@pytest.fixture(params=[2, 3], ids=["resp2", "resp3"])
+def both(request, server_factory):
+    return server_factory("latch"), server_factory("redis"), request.param
 
 
 def run_both(both, scenario):
-    latch, redis = both
-    got_latch, seen_latch = scenario(latch.port)
-    got_redis, seen_redis = scenario(redis.port)
-    # Every reply the scenario saw, in order, is redis-server's.
+    latch, redis, proto = both
+    got_latch, seen_latch = scenario(latch.port, proto)
+    got_redis, seen_redis = scenario(redis.port, proto)
+    # Every reply the scenario saw, in order, byte for byte, is redis-server's.
     assert seen_latch == seen_redis
     assert got_latch == got_redis
     return got_latch
