@@ -433,14 +433,6 @@ std::string Server::Info(const std::vector<std::string>& sections, const TimeSna
 
 ServerControl::MemoryFigures Server::memory() {
   MemoryFigures m;
-  struct mallinfo2 mi = mallinfo2();
-  m.used = mi.uordblks + mi.hblkhd;
-  // An allocator that keeps no such books (a sanitizer's) reports 0: the
-  // resident size is then the closest figure there is.
-  if (m.used == 0) m.used = RssBytes();
-  peak_memory_ = std::max(peak_memory_, m.used);
-  m.peak = peak_memory_;
-  m.startup = startup_memory_;
   m.rss = RssBytes();
   m.dataset = store_.memory_bytes();
   ForEachSession([&](Session& c) {
@@ -449,6 +441,20 @@ ServerControl::MemoryFigures Server::memory() {
   });
   m.log_buffer = persistence_->log() != nullptr ? persistence_->log()->buffer_length() : 0;
   m.keys = store_.total_size();
+  struct mallinfo2 mi = mallinfo2();
+  m.used = mi.uordblks + mi.hblkhd;
+  // An allocator that keeps no such books (a sanitizer's) reports 0. Then
+  // the resident size at start-up plus what the data structures say they
+  // hold: the resident size itself would not shrink when keys are deleted
+  // (a sanitizer keeps freed memory in quarantine), and maxmemory's
+  // eviction could never get below its limit.
+  if (m.used == 0) {
+    m.used = startup_memory_ == 0 ? m.rss
+                                  : startup_memory_ + m.dataset + m.clients + m.log_buffer;
+  }
+  peak_memory_ = std::max(peak_memory_, m.used);
+  m.peak = peak_memory_;
+  m.startup = startup_memory_;
   return m;
 }
 

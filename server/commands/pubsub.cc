@@ -182,8 +182,9 @@ void PubSubHelp(CommandContext& ctx) {
       "    Return the number of subscribers for the specified channels, excluding",
       "    pattern subscriptions(default: no channels).",
       "SHARDCHANNELS [<pattern>]",
-      "    Return the currently active shard level channels matching a <pattern> (default: "
-      "'*').",
+      // clang-format off: one line (a split literal here reads as a missing comma)
+      "    Return the currently active shard level channels matching a <pattern> (default: '*').",
+      // clang-format on
       "SHARDNUMSUB [<shardchannel> ...]",
       "    Return the number of subscribers for the specified shard level channel(s)",
   };

@@ -256,7 +256,7 @@ class ModelApplier final : public latch::aof::Handler {
   void ZRem(const Record& r) override {
     ModelEntry* e = Collection(r.key, latch::ValueType::kZSet, false);
     if (e == nullptr) return;
-    for (size_t i = 2; i < r.args.size(); ++i) e->zset.erase(r.args[i]);
+    for (size_t i = 2; i < r.args.size(); ++i) e->zset.erase(std::string(r.args[i]));
     if (e->zset.empty()) m_.keys().erase(std::string(r.key));
   }
 
