@@ -6,6 +6,7 @@ and a subscriber that stops reading, which the pubsub output-limit class
 disconnects without hurting anyone else."""
 
 import json
+import os
 import socket
 import subprocess
 import time
@@ -175,7 +176,10 @@ def test_a_subscriber_that_stops_reading_is_disconnected(tmp_path):
         print("\npubsub limit: slow subscriber cut off after %d messages; RSS +%.0f MB; "
               "others %s" % (delivered, grown_mb, summary(lat)))
         assert delivered < 200
-        assert grown_mb < 32 + 64, grown_mb
+        # (Under ASan freed memory sits in its quarantine, up to 256 MB, so
+        # the resident size says nothing there: pass 1 checks the bound.)
+        if not os.environ.get("LATCH_SANITIZED"):
+            assert grown_mb < 32 + 64, grown_mb
         assert percentile(lat, 50) < 0.05 * SLOW
         good.close()
         slow.close()
