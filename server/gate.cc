@@ -124,7 +124,8 @@ const CommandSpec* Gate::Lookup(std::span<const std::string_view> argv, bool fro
                                 std::string* error) const {
   const CommandSpec* cmd = registry_.Find(argv[0]);
   if (cmd == nullptr) {
-    *error = from_script ? "ERR Unknown Redis command called from script" : UnknownCommandText(argv);
+    *error =
+        from_script ? "ERR Unknown Redis command called from script" : UnknownCommandText(argv);
     return nullptr;
   }
   if (cmd->subcommands.empty() || argv.size() < 2) return cmd;

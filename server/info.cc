@@ -449,8 +449,7 @@ ServerControl::MemoryFigures Server::memory() {
   // (a sanitizer keeps freed memory in quarantine), and maxmemory's
   // eviction could never get below its limit.
   if (m.used == 0) {
-    m.used = startup_memory_ == 0 ? m.rss
-                                  : startup_memory_ + m.dataset + m.clients + m.log_buffer;
+    m.used = startup_memory_ == 0 ? m.rss : startup_memory_ + m.dataset + m.clients + m.log_buffer;
   }
   peak_memory_ = std::max(peak_memory_, m.used);
   m.peak = peak_memory_;

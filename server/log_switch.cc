@@ -72,7 +72,8 @@ std::optional<std::string> Persistence::SwitchAppendOnly(bool on, const TimeSnap
   // Shutdown() closed it, synced: open it again for appending, with this
   // component hearing its events as it does the log opened at start-up.
   aof::WriterEvents* events = this;
-  writer = std::make_unique<aof::Writer>(config_.appendfilename, config_.appendfsync, *bio_, events);
+  writer =
+      std::make_unique<aof::Writer>(config_.appendfilename, config_.appendfsync, *bio_, events);
   if (auto err = writer->Open()) return *err;
   log_ = std::move(writer);
   store_.set_log(&log_->batch());

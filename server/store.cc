@@ -4,9 +4,9 @@
 
 #include "log/reader.h"
 #include "server/types/hash.h"
+#include "server/types/list.h"
 #include "server/types/set.h"
 #include "server/types/zset.h"
-#include "server/types/list.h"
 
 namespace latch {
 

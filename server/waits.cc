@@ -218,8 +218,8 @@ Server::ParkedRun Server::RunParked(const Waiters::Waiter& w, std::string_view k
   resp::ReplyWriter reply(&scratch, c.resp);
   reply.set_error_observer(&errors);
   store_.Select(c.db);
-  CommandContext ctx(argv, c, store_, reply, now, *r.cmd, grants_, stats_, config_, pubsub_, gate_, *this,
-                     *this);
+  CommandContext ctx(argv, c, store_, reply, now, *r.cmd, grants_, stats_, config_, pubsub_, gate_,
+                     *this, *this);
   ctx.serving_key = key;
   const uint64_t changes_before = store_.changes();
   try {

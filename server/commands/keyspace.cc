@@ -15,8 +15,8 @@
 
 #include "common/glob.h"
 #include "server/commands/common.h"
-#include "server/pubsub.h"
 #include "server/commands/scan.h"
+#include "server/pubsub.h"
 
 namespace latch::commands {
 

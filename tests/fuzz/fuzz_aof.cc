@@ -51,9 +51,9 @@
 #include "server/replay.h"
 #include "server/store.h"
 #include "server/types/hash.h"
+#include "server/types/list.h"
 #include "server/types/set.h"
 #include "server/types/zset.h"
-#include "server/types/list.h"
 
 namespace {
 
