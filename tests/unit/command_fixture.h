@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
@@ -27,6 +28,8 @@ inline const std::string kOk = "+OK\r\n";
 inline const std::string kNull = "$-1\r\n";
 inline const std::string kSyntax = "-ERR syntax error\r\n";
 inline const std::string kNotInt = "-ERR value is not an integer or out of range\r\n";
+inline constexpr const char* kWrongTypeText =
+    "WRONGTYPE Operation against a key holding the wrong kind of value";
 inline const std::string kDigestLen = "-ERR must be exactly 16 hexadecimal characters\r\n";
 
 inline std::string Bulk(std::string_view s) {
@@ -34,6 +37,11 @@ inline std::string Bulk(std::string_view s) {
 }
 inline std::string Int(int64_t n) {
   return ":" + std::to_string(n) + "\r\n";
+}
+inline std::string Arr(const std::vector<std::string>& items) {
+  std::string out = "*" + std::to_string(items.size()) + "\r\n";
+  for (const std::string& i : items) out += i;
+  return out;
 }
 inline std::string Err(std::string_view text) {
   return "-" + std::string(text) + "\r\n";
@@ -75,6 +83,35 @@ class CommandsTest : public ::testing::Test {
   std::string WallMsPlus(int64_t ms) { return std::to_string(WallMs() + ms); }
 
   TestServer ts_;
+};
+
+// A command test with several clients of its own, for the blocking commands:
+// each client's replies wait in its output until the test takes them, and
+// the records the store writes collect in log_.
+inline std::unique_ptr<Connection> ClientOf(TestServer& ts, uint64_t id) {
+  auto c = std::make_unique<Connection>(ts.server(), id);
+  c->authenticated = true;
+  return c;
+}
+// What the server has written to c since the last call.
+inline std::string Take(Connection& c) {
+  std::string out = std::move(c.output());
+  c.output().clear();
+  return out;
+}
+
+class BlockingTest : public CommandsTest {
+ protected:
+  BlockingTest() { ts_.server().store().set_log(&log_); }
+  ~BlockingTest() override { ts_.server().store().set_log(nullptr); }
+
+  std::unique_ptr<Connection> Client(uint64_t id) { return ClientOf(ts_, id); }
+  std::string From(Connection& c, std::vector<std::string_view> argv) {
+    ts_.server().Dispatch(c, argv);
+    return Take(c);
+  }
+
+  aof::Batch log_;
 };
 
 }  // namespace latch::test

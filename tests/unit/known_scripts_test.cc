@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "command_fixture.h"
 #include "common/sha1.h"
 #include "log/record.h"
 #include "logged_records.h"
@@ -35,6 +36,12 @@ using resp::Reply;
 using scripting::FindKnownScript;
 using scripting::FindKnownScriptByText;
 using scripting::KnownScript;
+using test::Arr;
+using test::Bulk;
+using test::Int;
+using test::kNull;
+using test::kOk;
+using test::Req;
 using test::TestServer;
 
 // The SHA1s, as each library computes them (and Redis from the bytes sent).
@@ -60,26 +67,8 @@ const std::vector<std::string> kAllShas = {
     kSemRelease,  kSemRefresh,    kUniDelete,     kUniExtend,     kUniAtomicExtend, kUniBatch,
     kUniInspect,  kPyRelease,     kPyExtend,      kPyReacquire};
 
-const std::string kOk = "+OK\r\n";
-const std::string kNull = "$-1\r\n";
 const std::string kNoScript = "-NOSCRIPT No matching script. Please use EVAL.\r\n";
 
-std::string Bulk(std::string_view s) {
-  return "$" + std::to_string(s.size()) + "\r\n" + std::string(s) + "\r\n";
-}
-std::string Int(int64_t n) {
-  return ":" + std::to_string(n) + "\r\n";
-}
-std::string Arr(const std::vector<std::string>& items) {
-  std::string out = "*" + std::to_string(items.size()) + "\r\n";
-  for (const std::string& i : items) out += i;
-  return out;
-}
-std::string Req(const std::vector<std::string>& args) {
-  std::string out = "*" + std::to_string(args.size()) + "\r\n";
-  for (const std::string& a : args) out += Bulk(a);
-  return out;
-}
 // An error raised by redis.call() inside a script, as Redis 7.0 words it.
 std::string CallErr(std::string_view text, std::string_view sha, int line) {
   return "-" + std::string(text) + " script: " + std::string(sha) +
@@ -91,7 +80,7 @@ std::string LuaErr(std::string_view msg, std::string_view sha, int line) {
 }
 constexpr std::string_view kNilArg =
     "ERR Lua redis lib command arguments must be strings or integers";
-constexpr std::string_view kNotInt = "ERR value is not an integer or out of range";
+constexpr std::string_view kNotIntText = "ERR value is not an integer or out of range";
 constexpr std::string_view kReadOnly = "ERR Write commands are not allowed from read-only scripts.";
 
 const KnownScript& Script(std::string_view sha) {
@@ -374,7 +363,7 @@ TEST_P(KnownScriptsTest, RedlockLock) {
 }
 
 TEST_P(KnownScriptsTest, RedlockLockErrors) {
-  EXPECT_EQ(Sha(kRedlockLock, {"k"}, {"tok", "abc"}), CallErr(kNotInt, kRedlockLock, 11));
+  EXPECT_EQ(Sha(kRedlockLock, {"k"}, {"tok", "abc"}), CallErr(kNotIntText, kRedlockLock, 11));
   EXPECT_EQ(Sha(kRedlockLock, {"k"}, {"tok", "0"}),
             CallErr("ERR invalid expire time in 'set' command", kRedlockLock, 11));
   EXPECT_EQ(Sha(kRedlockLock, {"k"}, {"tok", "-5"}),
@@ -434,7 +423,7 @@ TEST_P(KnownScriptsTest, RedlockExtend) {
   EXPECT_EQ(Sha(kRedlockExtend, {"a", "missing"}, {"tok", "9000"}), Int(0));
   EXPECT_EQ(PTtl("a"), Int(5000));
   EXPECT_EQ(Sha(kRedlockExtend, {"a"}, {}), Int(0));
-  EXPECT_EQ(Sha(kRedlockExtend, {"a"}, {"tok", "x"}), CallErr(kNotInt, kRedlockExtend, 11));
+  EXPECT_EQ(Sha(kRedlockExtend, {"a"}, {"tok", "x"}), CallErr(kNotIntText, kRedlockExtend, 11));
   EXPECT_EQ(Sha(kRedlockExtend, {"a"}, {"tok"}), CallErr(kNilArg, kRedlockExtend, 11));
   // A key without TTL that holds the value gets one.
   ASSERT_EQ(Run({"SET", "p", "tok"}), kOk);
@@ -480,7 +469,8 @@ TEST_P(KnownScriptsTest, SesameAcquireExtendRelease) {
   EXPECT_EQ(Sha(kSesameAcquire, {"a"}, {"0", "tok"}), CallErr(kNilArg, kSesameAcquire, 16));
   EXPECT_EQ(Sha(kSesameAcquire, {"a"}, {}), CallErr(kNilArg, kSesameAcquire, 16));
   SetPx("a", "tok", 100);
-  EXPECT_EQ(Sha(kSesameExtend, {"a"}, {"0", "tok", "1.5"}), CallErr(kNotInt, kSesameExtend, 16));
+  EXPECT_EQ(Sha(kSesameExtend, {"a"}, {"0", "tok", "1.5"}),
+            CallErr(kNotIntText, kSesameExtend, 16));
   EXPECT_EQ(Sha(kSesameRelease, {"a"}, {"0"}), Int(0));
   EXPECT_EQ(Sha(kSesameRelease, {"a"}, {"0", "tok"}, "EVALSHA_RO"), Int(1));
   EXPECT_EQ(Get("a"), Bulk("tok"));
@@ -511,7 +501,7 @@ TEST_P(KnownScriptsTest, SemaphoreRefresh) {
   EXPECT_EQ(Sha(kSemRefresh, {"m"}, {"id2", "9000"}), Int(0));
   EXPECT_EQ(Sha(kSemRefresh, {"none"}, {"id1", "9000"}), Int(0));
   EXPECT_EQ(PTtl("m"), Int(8000));
-  EXPECT_EQ(Sha(kSemRefresh, {"m"}, {"id1", "soon"}), CallErr(kNotInt, kSemRefresh, 9));
+  EXPECT_EQ(Sha(kSemRefresh, {"m"}, {"id1", "soon"}), CallErr(kNotIntText, kSemRefresh, 9));
   EXPECT_EQ(Sha(kSemRefresh, {"m"}, {"id1"}), CallErr(kNilArg, kSemRefresh, 9));
   EXPECT_EQ(Sha(kSemRefresh, {"m"}, {"id1", "100"}, "EVALSHA_RO"),
             CallErr(kReadOnly, kSemRefresh, 9));
@@ -530,7 +520,7 @@ TEST_P(KnownScriptsTest, UniversalDeleteAndExtendIfMatch) {
   EXPECT_EQ(Sha(kUniExtend, {"k"}, {"v", "5000"}), Int(1));
   EXPECT_EQ(PTtl("k"), Int(5000));
   EXPECT_EQ(Sha(kUniExtend, {"nokey"}, {"v", "5000"}), Int(0));
-  EXPECT_EQ(Sha(kUniExtend, {"k"}, {"v", "x"}), CallErr(kNotInt, kUniExtend, 2));
+  EXPECT_EQ(Sha(kUniExtend, {"k"}, {"v", "x"}), CallErr(kNotIntText, kUniExtend, 2));
   EXPECT_EQ(Sha(kUniExtend, {"k"}, {"v"}), CallErr(kNilArg, kUniExtend, 2));
   EXPECT_EQ(Sha(kUniDelete, {"k"}, {"w"}), Int(0));
   EXPECT_EQ(Sha(kUniDelete, {"nokey"}, {"v"}), Int(0));
@@ -574,9 +564,9 @@ TEST_P(KnownScriptsTest, UniversalAtomicExtend) {
   EXPECT_EQ(Sha(kUniAtomicExtend, {"p"}, {"v", "1", "soon"}),
             CallErr(kNilArg, kUniAtomicExtend, 18));
   EXPECT_EQ(Sha(kUniAtomicExtend, {"p"}, {"v", "1", "1.5"}),
-            CallErr(kNotInt, kUniAtomicExtend, 18));
+            CallErr(kNotIntText, kUniAtomicExtend, 18));
   EXPECT_EQ(Sha(kUniAtomicExtend, {"p"}, {"v", "1", "1e20"}),
-            CallErr(kNotInt, kUniAtomicExtend, 18));
+            CallErr(kNotIntText, kUniAtomicExtend, 18));
   EXPECT_EQ(Sha(kUniAtomicExtend, {}, {"v", "1", "5"}), CallErr(kNilArg, kUniAtomicExtend, 1));
 }
 
@@ -664,8 +654,8 @@ TEST_P(KnownScriptsTest, PyExtend) {
   EXPECT_EQ(Sha(kPyExtend, {"lock"}, {"tok", "ten", "0"}),
             LuaErr("attempt to perform arithmetic on field '?' (a string value)", kPyExtend, 16));
   EXPECT_EQ(Sha(kPyExtend, {"lock"}, {"tok"}), CallErr(kNilArg, kPyExtend, 18));
-  EXPECT_EQ(Sha(kPyExtend, {"lock"}, {"tok", "ten", "1"}), CallErr(kNotInt, kPyExtend, 18));
-  EXPECT_EQ(Sha(kPyExtend, {"lock"}, {"tok", "0.5", "0"}), CallErr(kNotInt, kPyExtend, 18));
+  EXPECT_EQ(Sha(kPyExtend, {"lock"}, {"tok", "ten", "1"}), CallErr(kNotIntText, kPyExtend, 18));
+  EXPECT_EQ(Sha(kPyExtend, {"lock"}, {"tok", "0.5", "0"}), CallErr(kNotIntText, kPyExtend, 18));
   // A lock without TTL is not extended.
   ASSERT_EQ(Run({"SET", "forever", "tok"}), kOk);
   EXPECT_EQ(Sha(kPyExtend, {"forever"}, {"tok", "2000", "0"}), Int(0));

@@ -15,36 +15,7 @@
 namespace latch::test {
 namespace {
 
-constexpr const char* kWrongTypeText =
-    "WRONGTYPE Operation against a key holding the wrong kind of value";
-
-class ListBlockingTest : public CommandsTest {
- protected:
-  ListBlockingTest() { ts_.server().store().set_log(&log_); }
-  ~ListBlockingTest() override { ts_.server().store().set_log(nullptr); }
-
-  std::unique_ptr<Connection> Client(uint64_t id) {
-    auto c = std::make_unique<Connection>(ts_.server(), id);
-    c->authenticated = true;
-    return c;
-  }
-  std::string From(Connection& c, std::vector<std::string_view> argv) {
-    ts_.server().Dispatch(c, argv);
-    return Take(c);
-  }
-  static std::string Take(Connection& c) {
-    std::string out = std::move(c.output());
-    c.output().clear();
-    return out;
-  }
-  static std::string Arr(std::initializer_list<std::string> items) {
-    std::string out = "*" + std::to_string(items.size()) + "\r\n";
-    for (const std::string& i : items) out += i;
-    return out;
-  }
-
-  aof::Batch log_;
-};
+class ListBlockingTest : public BlockingTest {};
 
 TEST_F(ListBlockingTest, APushServesTheFirstBlockedClientInTheSameStep) {
   auto a = Client(2), b = Client(3);

@@ -2,17 +2,11 @@
 // which frame, in which protocol, and the notification flags.
 #include <gtest/gtest.h>
 
+#include "command_fixture.h"
 #include "server/pubsub.h"
-#include "test_server.h"
 
 namespace latch::test {
 namespace {
-
-std::string Take(Connection& c) {
-  std::string out = std::move(c.output());
-  c.output().clear();
-  return out;
-}
 
 TEST(PubSubTest, NotifyFlagsParseAndPrintAsRedis) {
   EXPECT_EQ(NotifyFlagsToString(static_cast<uint32_t>(NotifyFlagsFromString("KA"))), "AK");

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "command_fixture.h"
 #include "log/reader.h"
 #include "log/record.h"
 #include "logged_records.h"
@@ -21,16 +22,9 @@ namespace latch {
 namespace {
 
 using resp::Reply;
+using test::Bulk;
+using test::Req;
 using test::TestServer;
-
-std::string Bulk(std::string_view s) {
-  return "$" + std::to_string(s.size()) + "\r\n" + std::string(s) + "\r\n";
-}
-std::string Req(const std::vector<std::string>& args) {
-  std::string out = "*" + std::to_string(args.size()) + "\r\n";
-  for (const std::string& a : args) out += Bulk(a);
-  return out;
-}
 
 class ScriptingTest : public ::testing::Test {
  protected:

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "command_fixture.h"
 #include "log/record.h"
 #include "logged_records.h"
 #include "test_server.h"
@@ -13,25 +14,16 @@
 namespace latch {
 namespace {
 
+using test::Bulk;
+using test::Int;
+using test::kNotInt;
+using test::kNull;
+using test::kOk;
+using test::kSyntax;
+using test::Req;
 using test::TestServer;
 
-const std::string kOk = "+OK\r\n";
-const std::string kNull = "$-1\r\n";
-const std::string kSyntax = "-ERR syntax error\r\n";
-const std::string kNotInt = "-ERR value is not an integer or out of range\r\n";
 const std::string kNotFloat = "-ERR value is not a valid float\r\n";
-
-std::string Bulk(std::string_view s) {
-  return "$" + std::to_string(s.size()) + "\r\n" + std::string(s) + "\r\n";
-}
-std::string Int(int64_t n) {
-  return ":" + std::to_string(n) + "\r\n";
-}
-std::string Req(const std::vector<std::string>& args) {
-  std::string out = "*" + std::to_string(args.size()) + "\r\n";
-  for (const std::string& a : args) out += Bulk(a);
-  return out;
-}
 
 class StringOpsTest : public ::testing::Test {
  protected:

@@ -18,40 +18,7 @@
 namespace latch::test {
 namespace {
 
-constexpr const char* kWrongTypeText =
-    "WRONGTYPE Operation against a key holding the wrong kind of value";
-
-std::string Arr(std::initializer_list<std::string> items) {
-  std::string out = "*" + std::to_string(items.size()) + "\r\n";
-  for (const std::string& i : items) out += i;
-  return out;
-}
-
-std::unique_ptr<Connection> ClientOf(TestServer& ts, uint64_t id) {
-  auto c = std::make_unique<Connection>(ts.server(), id);
-  c->authenticated = true;
-  return c;
-}
-
-std::string Take(Connection& c) {
-  std::string out = std::move(c.output());
-  c.output().clear();
-  return out;
-}
-
-class ZSetBlockingTest : public CommandsTest {
- protected:
-  ZSetBlockingTest() { ts_.server().store().set_log(&log_); }
-  ~ZSetBlockingTest() override { ts_.server().store().set_log(nullptr); }
-
-  std::unique_ptr<Connection> Client(uint64_t id) { return ClientOf(ts_, id); }
-  std::string From(Connection& c, std::vector<std::string_view> argv) {
-    ts_.server().Dispatch(c, argv);
-    return Take(c);
-  }
-
-  aof::Batch log_;
-};
+class ZSetBlockingTest : public BlockingTest {};
 
 TEST_F(ZSetBlockingTest, AZAddServesTheBlockedClientsInOrderInTheSameStep) {
   auto a = Client(2), b = Client(3), c = Client(4);
