@@ -7,6 +7,10 @@
 // demo forces them with pauses it controls (waiting for a lease to run out,
 // pausing a "client" as a GC pause would, cutting a node's power).
 //
+// The advanced locks (tools/demo/advanced.cc): reentrant, fair, read-write,
+// a semaphore, and waiting by pub/sub, each on hashes, lists and sorted sets
+// as Redisson builds them.
+//
 // Two more show what a lock server can give that Redis cannot (issue 17):
 // `fencing` (a holder paused past its lease, and a storage that refuses its
 // stale write once writes carry the lock's fencing token) and `waiting` (a
@@ -45,115 +49,12 @@
 #include <thread>
 #include <vector>
 
-#include "protocol/reply_parser.h"
 #include "tools/cli/options.h"
-#include "tools/launch/client.h"
-#include "tools/launch/server_process.h"
+#include "tools/demo/story.h"
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-using latch::resp::Reply;
-
-// ---------------------------------------------------------------- a client
-
-// latch::launch::Client (tools/launch/client.h): one request, then its reply.
-using latch::launch::Client;
-
-// ---------------------------------------------------------------- servers
-
-// A latch-server the demo starts, crashes and restarts, in its own data
-// directory under the demo's temporary directory. DEBUG is on: the RedLock
-// scenario cuts a node's power with DEBUG POWERLOSS.
-latch::launch::ServerProcess DemoNode(const std::string& binary, const std::string& dir,
-                                      std::vector<std::string> args) {
-  latch::launch::ServerSpec spec;
-  spec.binary = binary;
-  spec.dir = dir;
-  spec.args = {"--enable-debug-command", "yes"};
-  spec.args.insert(spec.args.end(), args.begin(), args.end());
-  return latch::launch::ServerProcess(std::move(spec));
-}
-
-// A machine crash: whatever the log had not fsynced is lost.
-void PowerLoss(latch::launch::ServerProcess& node) {
-  try {
-    Client c(node.host(), node.port());
-    c.Call({"DEBUG", "POWERLOSS"});
-  } catch (const std::exception&) {
-    // The server exits without answering: expected.
-  }
-  if (!node.WaitExit(std::chrono::seconds(10))) node.Kill();
-}
-
-// ---------------------------------------------------------------- narration
-
-class Story {
- public:
-  Story() : start_(Clock::now()) {}
-  int64_t ms() const {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start_).count();
-  }
-  void Say(const std::string& who, const std::string& what) {
-    std::printf("  t=%5lld ms  %-8s %s\n", static_cast<long long>(ms()), who.c_str(), what.c_str());
-    std::fflush(stdout);
-  }
-  // Sends a command for `who` and narrates it with the answer.
-  Reply Send(const std::string& who, Client& c, std::vector<std::string> args,
-             const std::string& meaning = "") {
-    std::string shown;
-    for (const auto& a : args) shown += (shown.empty() ? "" : " ") + a;
-    Reply r = c.Call(args);
-    Say(who, shown + "  ->  " + r.ToString() + (meaning.empty() ? "" : "   (" + meaning + ")"));
-    return r;
-  }
-  void Wait(int64_t ms, const std::string& why) {
-    Say("", "... " + why + " (" + std::to_string(ms) + " ms)");
-    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-  }
-
- private:
-  Clock::time_point start_;
-};
-
-bool IsOk(const Reply& r) {
-  return r.type == Reply::Type::kSimple && r.str == "OK";
-}
-bool IsInt(const Reply& r, int64_t v) {
-  return r.type == Reply::Type::kInteger && r.integer == v;
-}
-
-struct Verdict {
-  bool safe;
-  std::string text;
-};
-
-struct Env {
-  std::string host = "127.0.0.1";
-  int port = 0;  // 0: start our own server
-  std::string server;
-  std::string workdir;
-};
-
-// Runs `body` against a single server: the one given with --port, or a fresh
-// one started for this scenario.
-Verdict WithServer(const Env& env, const std::string& name,
-                   const std::function<Verdict(const std::string&, int)>& body) {
-  if (env.port != 0) return body(env.host, env.port);
-  auto node = DemoNode(env.server, env.workdir + "/" + name, {"--quarantine", "never"});
-  node.Start();
-  return body(node.host(), node.port());
-}
-
-// Waits until `key` is gone on the server (its lease ran out).
-void WaitExpired(Story& s, Client& c, const std::string& key) {
-  Reply pttl = c.Call({"PTTL", key});
-  s.Wait(std::max<int64_t>(pttl.integer, 0) + 20,
-         "the lease of " + key + " runs out while its holder is still busy");
-  while (c.Call({"EXISTS", key}).integer != 0) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-}
+using namespace latch::demo;  // NOLINT: the demo's own vocabulary (story.h)
 
 // ---------------------------------------------------------------- V1
 
@@ -582,6 +483,15 @@ const Scenario kScenarios[] = {
      Fencing},
     {"waiting", "a herd of pollers, then the same clients queued with SET NX WAIT", true, false,
      Waiting},
+    {"reentrant", "a lock its holder can take again: a hash of holds (Redisson's RLock)", true,
+     false, Reentrant},
+    {"fair", "first come, first served: a list as the queue, a sorted set of deadlines", true,
+     false, Fair},
+    {"rwlock", "readers together, a writer alone: one hash with a mode", true, false, ReadWrite},
+    {"semaphore", "N permits in a sorted set (redis-semaphore), a crashed holder's returned", true,
+     false, Semaphore},
+    {"pubsub", "waiting by pub/sub: subscribe before you try, or miss the release", true, false,
+     PubSubWaiting},
 };
 
 std::string DefaultServer() {

@@ -18,7 +18,14 @@ EXPECTED = {
     "redlock-quarantine": "SAFE",
     "fencing": "SAFE",
     "waiting": "SAFE",
+    "reentrant": "SAFE",
+    "fair": "SAFE",
+    "rwlock": "SAFE",
+    "semaphore": "SAFE",
+    "pubsub": "SAFE",
 }
+
+ADVANCED = ["reentrant", "fair", "rwlock", "semaphore", "pubsub"]
 
 
 def demo():
@@ -54,6 +61,12 @@ def test_all_scenarios_reach_their_verdicts():
     assert re.search(r'A writes "A\'s stale order" with token (\d+)  ->  refused: token \1 < ', out)
     # Waiting: the queue served the clients in the order they asked.
     assert "order of turns 0,1,2,3,4,5,6,7 (asked 0..7)" in out
+    # The advanced locks: each naive version broken, each script holding.
+    assert "HGET lock:re A:1  ->  \"2\"" in out
+    assert "C wakes first: C has it, ahead of B" in out
+    assert "ZCARD sem:naive  ->  (integer) 3" in out
+    assert 'ZRANGE sem:jobs 0 -1  ->  ["P3", "P4"]' in out
+    assert "heard nothing in 500 ms" in out and 'hears "0" on redisson_lock__channel' in out
 
 
 def test_a_scenario_against_a_running_server(server_factory):
@@ -65,3 +78,16 @@ def test_a_scenario_against_a_running_server(server_factory):
     assert verdicts(out) == {"v3": "UNSAFE"}
     with srv.conn() as c:
         assert c.cmd("EXISTS", "lock:v3") == 0  # the demo cleans up after itself
+
+
+def test_the_advanced_locks_behave_the_same_on_redis_server(server_factory):
+    """The scripts of the advanced scenes are Redis's Lua as Redisson and
+    redis-semaphore write it: on redis-server they reach the same verdicts,
+    through the same steps (each scene checks every reply it narrates)."""
+    for kind in ("redis", "latch"):
+        srv = server_factory(kind)
+        p = subprocess.run([demo(), "--host", "127.0.0.1", "--port", str(srv.port)] + ADVANCED,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60)
+        out = p.stdout.decode()
+        assert p.returncode == 0, kind + "\n" + out
+        assert verdicts(out) == {k: "SAFE" for k in ADVANCED}, kind + "\n" + out

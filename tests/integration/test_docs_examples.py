@@ -27,7 +27,8 @@ from docs_examples import (all_blocks, block, example, match_lines, reader_dir,
                            transcript)
 from test_lock_libraries import node_env  # noqa: F401 (the npm packages, installed once)
 
-DEMO_IDS = ["v1", "v2", "v3", "v4", "v5", "redlock", "redlock-quarantine", "fencing", "waiting"]
+DEMO_IDS = ["v1", "v2", "v3", "v4", "v5", "redlock", "redlock-quarantine", "fencing", "waiting",
+            "reentrant", "fair", "rwlock", "semaphore", "pubsub"]
 
 
 def tool(name):
@@ -456,7 +457,7 @@ def guide_try_it(tmp_path, server_factory):
     d = reader_dir(tmp_path)
     srv = server_factory("latch")
     lines = [l.replace("6379", str(srv.port)) for l in shell_lines(example("guide-try-it"))]
-    assert len(lines) == 7
+    assert len(lines) == 8
     run = lambda line, **kw: subprocess.run(line, shell=True, cwd=str(d), capture_output=True,  # noqa
                                             text=True, **kw)
     p = run(lines[0], timeout=300)
@@ -476,10 +477,14 @@ def guide_try_it(tmp_path, server_factory):
     assert p.returncode == 0, p.stdout[-3000:]
     assert "VERDICT fencing: SAFE" in p.stdout and \
         "VERDICT waiting: SAFE" in p.stdout
-    p = run(lines[5], timeout=30)
+    p = run(lines[5], timeout=120)
+    assert p.returncode == 0, p.stdout[-3000:]
+    for scene in ("reentrant", "fair", "rwlock", "semaphore", "pubsub"):
+        assert "VERDICT %s: SAFE" % scene in p.stdout, p.stdout[-3000:]
+    p = run(lines[6], timeout=30)
     assert re.match(r"^\d+$", p.stdout.strip()), p.stdout  # a fencing token
     # WAIT 0 waits for the key until another client deletes it.
-    waiter = subprocess.Popen(lines[6], shell=True, cwd=str(d), stdout=subprocess.PIPE, text=True)
+    waiter = subprocess.Popen(lines[7], shell=True, cwd=str(d), stdout=subprocess.PIPE, text=True)
     time.sleep(0.3)
     assert waiter.poll() is None
     with srv.conn() as c:

@@ -39,12 +39,29 @@ resp::Reply Client::Call(const std::vector<std::string>& args) {
   return Exchange(request);
 }
 
-resp::Reply Client::Exchange(const std::string& request) {
+void Client::Write(const std::string& request) {
   for (size_t off = 0; off < request.size();) {
     ssize_t n = ::send(fd_.get(), request.data() + off, request.size() - off, MSG_NOSIGNAL);
     if (n <= 0) throw std::runtime_error("connection lost");
     off += static_cast<size_t>(n);
   }
+}
+
+resp::Reply Client::Exchange(const std::string& request) {
+  Write(request);
+  std::optional<resp::Reply> r = Receive(std::chrono::seconds(5));
+  if (!r) throw std::runtime_error("no reply within 5 s");
+  return std::move(*r);
+}
+
+void Client::Send(const std::vector<std::string>& args) {
+  std::string request;
+  resp::AppendRequest(request, std::span<const std::string>(args));
+  Write(request);
+}
+
+std::optional<resp::Reply> Client::Receive(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (true) {
     resp::Reply r;
     size_t used = 0;
@@ -54,8 +71,12 @@ resp::Reply Client::Exchange(const std::string& request) {
       return r;
     }
     if (st == resp::ReplyStatus::kMalformed) throw std::runtime_error("bad reply");
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
     pollfd p{fd_.get(), POLLIN, 0};
-    if (::poll(&p, 1, 5000) <= 0) throw std::runtime_error("no reply within 5 s");
+    if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) {
+      return std::nullopt;
+    }
     char chunk[4096];
     ssize_t n = ::recv(fd_.get(), chunk, sizeof(chunk), 0);
     if (n <= 0) throw std::runtime_error("connection closed");

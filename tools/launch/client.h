@@ -3,7 +3,9 @@
 // RedLock library has its own, parallel and with deadlines: tools/redlock/).
 #pragma once
 
+#include <chrono>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,8 +27,15 @@ class Client {
   resp::Reply Call(std::initializer_list<std::string_view> args);
   resp::Reply Call(const std::vector<std::string>& args);
 
+  // A subscriber's two halves: Send writes a request without waiting for its
+  // reply; Receive reads the next reply or pushed message (a pub/sub
+  // "message"), nullopt when none arrives within `timeout`.
+  void Send(const std::vector<std::string>& args);
+  std::optional<resp::Reply> Receive(std::chrono::milliseconds timeout);
+
  private:
   resp::Reply Exchange(const std::string& request);
+  void Write(const std::string& request);
 
   UniqueFd fd_;
   std::string buf_;  // bytes received and not yet parsed
