@@ -98,6 +98,23 @@ def test_node_clients_subscriber_modes_as_with_redis(servers, client):
     assert got["expired"] == [["__keyevent@0__:expired", "lease"]]
 
 
+def test_simple_redis_mutex_waits_by_pub_sub_as_with_redis(servers):
+    """simple-redis-mutex 3.0.0, unchanged: five clients take turns on one
+    lock, each waiter woken by the release script's PUBLISH (its own polling
+    is 10 s, its give-up 8 s, so a lost wakeup fails the run)."""
+    node, folder = nodeclients.install(pytest.skip)
+    for srv in servers:
+        p = subprocess.run([node, "simple_mutex.mjs", str(srv.port)], cwd=folder,
+                           capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, p.stderr
+        out = json.loads(p.stdout.strip().splitlines()[-1])
+        assert "fatal" not in out, out["fatal"]
+        assert out["turns"] == 15 and out["overlaps"] == 0, out
+        assert out["max_handoff_ms"] < 3000, out  # a wakeup, not the 10 s poll
+        assert out["tokens_increase"] and out["try"] == [True, False, True], out
+        assert out["left"] == [], out
+
+
 def test_script_publishes_the_release_after_its_effects(servers):
     """Redisson's unlock script deletes the lock, then publishes to the
     lock's channel with the command name passed in ARGV; a waiter that
