@@ -330,3 +330,23 @@ def test_benchmark_ping_inline_and_pipelined(latch_server):
     names = [l.split(":")[0] for l in final_lines(out)]
     assert names == ["PING_INLINE", "PING_MBULK", "SET"], out
     assert "error" not in (out + err).lower(), (out, err)
+
+
+@pytest.mark.skipif(REDIS_BENCHMARK is None, reason="redis-benchmark not installed")
+def test_benchmark_default_run_completes_as_with_redis(latch_server, redis_server):
+    """redis-benchmark with no -t runs its whole default list (strings,
+    lists, sets, hashes, sorted sets, LRANGE, MSET): the same tests complete
+    on latch as on redis-server, without an error reply."""
+    runs = []
+    for srv in (latch_server, redis_server):
+        rc, out, err = benchmark(srv.port, "-n", "2000", "-c", "10", "-q", timeout=300)
+        assert rc == 0, (out, err)
+        assert "error" not in (out + err).lower(), (out, err)
+        names = [l.split(":")[0] for l in final_lines(out)]
+        for l in final_lines(out):
+            assert re.match(r"^[A-Z_0-9]+( \([A-Za-z0-9 ]+\))?: [0-9.]+ requests per second", l), l
+        runs.append(names)
+    assert runs[0] == runs[1]
+    assert {"LPUSH", "LPOP", "SADD", "HSET", "SPOP", "ZADD", "ZPOPMIN", "MSET (10 keys)"} <= \
+        set(runs[0]), runs[0]
+    assert any(n.startswith("LRANGE_600") for n in runs[0]), runs[0]
