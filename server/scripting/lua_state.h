@@ -117,6 +117,7 @@ class LuaState {
 
   // Registry slots.
   static constexpr const char* kErrorHandler = "latch_error_handler";
+  static constexpr const char* kTostring = "latch_tostring";  // the real tostring
 
   // The memory limit holds while user code runs (a script, a compilation,
   // a library's loading): allocations past it fail there, as Lua errors.

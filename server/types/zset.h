@@ -219,7 +219,11 @@ Applied ApplyZRem(Keyspace& ks, const aof::Record& r);
 
 namespace zset_detail {
 double NodeScore(const Dict::Node* n);
-}
+// A score in a listpack (zset_scores.cc): a whole number of at most 2^55 in
+// 0 to 7 bytes, anything else as the 8 bytes of the double.
+size_t EncodePackedScore(double d, char out[8]);
+double DecodePackedScore(std::string_view b);
+}  // namespace zset_detail
 
 template <typename F>
 uint64_t ZSetValue::Scan(uint64_t cursor, F&& f) const {
