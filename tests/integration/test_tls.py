@@ -456,3 +456,51 @@ def test_half_closed_connections(node, certs):
     assert closed_by_server(s)
     s.close()
     assert alive(node)
+
+
+# ------------------------------------------------------------------- tools
+
+
+def test_latch_redlock_over_tls(certs, tmp_path):
+    """latch-redlock to three TLS-only nodes, with redis-cli's options."""
+    tool = os.path.join(lt.build_dir(), "tools", "latch-redlock")
+    if not os.access(tool, os.X_OK):
+        pytest.skip("latch-redlock not built")
+    nodes = [start_tls("latch", str(tmp_path / ("n%d" % i)), certs) for i in range(3)
+             if (tmp_path / ("n%d" % i)).mkdir() is None]
+    try:
+        spec = ",".join("127.0.0.1:%d" % port for _, port in nodes)
+        tls = ["--tls", "--cacert", certs["ca.crt"], "--sni", "localhost"]
+        cert = ["--cert", certs["client.crt"], "--tls-key", certs["client.key"]]
+        p = subprocess.run([tool, "--nodes", spec, "--key", "lock:tools", "--ttl", "5s"] + tls +
+                           cert + ["--", "sh", "-c", "echo held; exit 3"],
+                           capture_output=True, text=True, timeout=30)
+        assert p.returncode == 3 and p.stdout.strip() == "held", p.stderr
+        p = subprocess.run([tool, "acquire", "--nodes", spec, "--key", "lock:tools", "--ttl",
+                            "10s"] + tls + cert, capture_output=True, text=True, timeout=30)
+        assert p.returncode == 0, p.stderr
+        token = p.stdout.split()[0]
+        for srv, _ in nodes:
+            with srv.conn() as c:
+                assert c.cmd("GET", "lock:tools") == token.encode()
+        p = subprocess.run([tool, "status", "--nodes", spec, "--key", "lock:tools"] + tls + cert,
+                           capture_output=True, text=True, timeout=30)
+        assert p.returncode == 0 and token in p.stdout, p.stdout + p.stderr
+        # No client certificate under tls-auth-clients yes: every node
+        # refuses the handshake, and the tool says the nodes are unreachable.
+        p = subprocess.run([tool, "acquire", "--nodes", spec, "--key", "lock:other", "--ttl",
+                            "10s", "-v"] + tls, capture_output=True, text=True, timeout=30)
+        assert p.returncode == 69, p.stdout + p.stderr
+        assert "TLS" in p.stderr or "TLS" in p.stdout
+        # Nor does a node that is not the one the certificate names pass
+        # verification without --insecure.
+        p = subprocess.run([tool, "status", "--nodes", spec, "--key", "lock:tools", "--tls",
+                            "--cacert", certs["other-ca.crt"]] + cert,
+                           capture_output=True, text=True, timeout=30)
+        assert p.returncode == 69, p.stdout + p.stderr
+        p = subprocess.run([tool, "status", "--nodes", spec, "--key", "lock:tools", "--tls",
+                            "--insecure"] + cert, capture_output=True, text=True, timeout=30)
+        assert p.returncode == 0 and token in p.stdout, p.stdout + p.stderr
+    finally:
+        for srv, _ in nodes:
+            srv.stop()
