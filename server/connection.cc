@@ -216,7 +216,6 @@ bool Connection::SendTlsRecords() {
     return false;
   }
   size_t written = static_cast<size_t>(n);
-  server_.stats().total_net_output_bytes += written;
   if (written < records.size()) StartWrite(records, written, records.size() - written);
   return !closing_;
 }
@@ -348,6 +347,9 @@ void Connection::Flush() {
       Close();
       return;
     }
+    // INFO's total_net_output_bytes counts the replies, as Redis counts
+    // what connWrite took (for TLS, plaintext), not the records.
+    server_.stats().total_net_output_bytes += sendable;
     out_.erase(0, sendable);
     if (held_from != kNotHeld) held_from -= sendable;
     for (auto& d : delayed_) d.first -= sendable;
@@ -406,7 +408,7 @@ void Connection::StartWrite(const std::string& from, size_t offset, size_t len) 
 void Connection::OnWrite(uv_write_t* req, int status) {
   auto* c = static_cast<Connection*>(req->data);
   c->write_in_flight_ = false;
-  if (status == 0) c->server_.stats().total_net_output_bytes += c->inflight_.size();
+  if (status == 0 && !c->tls_) c->server_.stats().total_net_output_bytes += c->inflight_.size();
   c->inflight_.clear();
   if (c->closing_) return;
   if (status < 0) {
