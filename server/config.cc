@@ -236,6 +236,38 @@ std::vector<ConfigParam> BuildParams() {
 
   // Security
   p.push_back(OptionalString("requirepass", &Config::requirepass));
+  // TLS (server/tls/context.h): a change rebuilds the context, or fails
+  // with the old one kept. tls-auth-clients is read per new connection.
+  p.push_back(Int("tls-port", &Config::tls_port, 0, 65535, false));
+  for (auto [name, field] : std::initializer_list<std::pair<const char*, std::string Config::*>>{
+           {"tls-cert-file", &Config::tls_cert_file},
+           {"tls-key-file", &Config::tls_key_file},
+           {"tls-key-file-pass", &Config::tls_key_file_pass},
+           {"tls-client-cert-file", &Config::tls_client_cert_file},
+           {"tls-client-key-file", &Config::tls_client_key_file},
+           {"tls-client-key-file-pass", &Config::tls_client_key_file_pass},
+           {"tls-dh-params-file", &Config::tls_dh_params_file},
+           {"tls-ca-cert-file", &Config::tls_ca_cert_file},
+           {"tls-ca-cert-dir", &Config::tls_ca_cert_dir},
+           {"tls-protocols", &Config::tls_protocols},
+           {"tls-ciphers", &Config::tls_ciphers},
+           {"tls-ciphersuites", &Config::tls_ciphersuites}}) {
+    p.push_back(Affects(OptionalString(name, field), kEffectTls));
+  }
+  p.push_back(Enum<TlsAuthClients>("tls-auth-clients", &Config::tls_auth_clients,
+                                   {{"no", TlsAuthClients::kNo},
+                                    {"yes", TlsAuthClients::kYes},
+                                    {"optional", TlsAuthClients::kOptional}}));
+  p.push_back(
+      Affects(Bool("tls-prefer-server-ciphers", &Config::tls_prefer_server_ciphers), kEffectTls));
+  p.push_back(Affects(Bool("tls-session-caching", &Config::tls_session_caching), kEffectTls));
+  p.push_back(Affects(Int("tls-session-cache-size", &Config::tls_session_cache_size, 0, kIntMax),
+                      kEffectTls));
+  p.push_back(
+      Affects(Int("tls-session-cache-timeout", &Config::tls_session_cache_timeout, 0, kIntMax),
+              kEffectTls));
+  p.push_back(Affects(Bool("tls-replication", &Config::tls_replication), kEffectTls));
+  p.push_back(Affects(Bool("tls-cluster", &Config::tls_cluster), kEffectTls));
   p.push_back(Enum<DebugCommand>(
       "enable-debug-command", &Config::enable_debug_command,
       {{"no", DebugCommand::kNo}, {"yes", DebugCommand::kYes}, {"local", DebugCommand::kLocal}},

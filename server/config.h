@@ -30,6 +30,8 @@ using FsyncPolicy = aof::SyncPolicy;
 enum class QuarantineMode { kAuto, kAlways, kNever };
 enum class LogLevel { kDebug, kVerbose, kNotice, kWarning };
 enum class DebugCommand { kNo, kYes, kLocal };
+// tls-auth-clients: whether a TLS client must show a certificate.
+enum class TlsAuthClients { kNo, kYes, kOptional };
 // Redis's maxmemory-policy values (eviction.cc says what each means for locks).
 enum class MaxMemoryPolicy {
   kVolatileLru,
@@ -70,6 +72,30 @@ struct Config {
   uint32_t notify_keyspace_events = 0;
   // Security
   std::string requirepass;
+  // TLS (server/tls/): Redis 6+'s settings and defaults. tls-port 0: no TLS
+  // listener. tls-replication, tls-cluster and the tls-client-* files are
+  // kept for CONFIG GET and files written for Redis (latch has no replicas
+  // and no cluster bus); empty strings are Redis's unset values.
+  int64_t tls_port = 0;
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string tls_key_file_pass;
+  std::string tls_client_cert_file;
+  std::string tls_client_key_file;
+  std::string tls_client_key_file_pass;
+  std::string tls_dh_params_file;
+  std::string tls_ca_cert_file;
+  std::string tls_ca_cert_dir;
+  std::string tls_protocols;  // empty: TLSv1.2 and TLSv1.3
+  std::string tls_ciphers;
+  std::string tls_ciphersuites;
+  TlsAuthClients tls_auth_clients = TlsAuthClients::kYes;
+  bool tls_prefer_server_ciphers = false;
+  bool tls_session_caching = true;
+  int64_t tls_session_cache_size = 20 * 1024;
+  int64_t tls_session_cache_timeout = 300;  // seconds
+  bool tls_replication = false;
+  bool tls_cluster = false;
   // DEBUG subcommands (fault injection for tests): no, yes, or local
   // (loopback clients only).
   DebugCommand enable_debug_command = DebugCommand::kNo;
@@ -163,6 +189,7 @@ enum ConfigEffect : uint32_t {
   kEffectScripts = 1u << 8,      // busy-reply-threshold, lua-maxmemory
   kEffectAppendOnly = 1u << 9,   // appendonly: the log opened or closed (log_switch.cc)
   kEffectMaxMemory = 1u << 10,   // maxmemory, maxmemory-policy: the gate's memory check
+  kEffectTls = 1u << 11,         // tls-*: the TLS context rebuilt (server/tls/context.h)
 };
 
 // The Store's encoding limits from the configuration.

@@ -8,12 +8,32 @@
 #include "server/faults.h"
 #include "server/log.h"
 #include "server/server.h"
+#include "server/tls/session.h"
 
 namespace latch {
+
+namespace {
+// TLS connections read ciphertext here (single-threaded loop: OnRead
+// consumes it before the next read), then decrypt into their query buffer.
+char tls_read_buffer[64 * 1024];
+}  // namespace
 
 Connection::Connection(Server& server, uint64_t id) : Session(id), server_(server) {
   tcp_.data = this;
   write_req_.data = this;
+}
+
+Connection::~Connection() = default;
+
+bool Connection::StartTls(SSL_CTX* ctx, TlsAuthClients auth) {
+  std::string error;
+  tls_ = tls::Session::Accept(ctx, auth, &error);
+  if (!tls_) log::Warning("Cannot start TLS for client {}: {}", addr, error);
+  return tls_ != nullptr;
+}
+
+size_t Connection::pending_output() const {
+  return out_.size() + inflight_.size() + (tls_ ? tls_->pending_output() : 0);
 }
 
 Session::Buffers Connection::buffers() const {
@@ -57,6 +77,10 @@ void Connection::UpdateReadState() {
 
 void Connection::OnAlloc(uv_handle_t* h, size_t, uv_buf_t* buf) {
   auto* c = static_cast<Connection*>(h->data);
+  if (c->tls_) {
+    *buf = uv_buf_init(tls_read_buffer, sizeof(tls_read_buffer));
+    return;
+  }
   // Offer the free space at the end of the query buffer, growing it so a
   // large bulk the parser is waiting for arrives in few reads, but never by
   // more than what has arrived: a 30-byte header announcing 512 MB must not
@@ -93,7 +117,7 @@ void Connection::CompactInput() {
   rbuf_end_ = n;
 }
 
-void Connection::OnRead(uv_stream_t* s, ssize_t n, const uv_buf_t*) {
+void Connection::OnRead(uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
   auto* c = static_cast<Connection*>(s->data);
   if (n < 0) {
     if (n == UV_ENOBUFS) {
@@ -118,10 +142,82 @@ void Connection::OnRead(uv_stream_t* s, ssize_t n, const uv_buf_t*) {
     return;
   }
   if (n == 0) return;  // EAGAIN
+  if (c->tls_) {
+    c->OnTlsRead(buf->base, static_cast<size_t>(n));
+    return;
+  }
   c->rbuf_end_ += static_cast<size_t>(n);
   c->server_.stats().total_net_input_bytes += static_cast<uint64_t>(n);
   ++c->server_.stats().total_reads_processed;
   c->ProcessInput();
+}
+
+void Connection::OnTlsRead(const char* data, size_t len) {
+  tls_->Feed(data, len);
+  ++server_.stats().total_reads_processed;
+  // Everything the bytes decrypt to goes to the query buffer now: no
+  // plaintext stays hidden inside OpenSSL, so pausing reads (back-pressure)
+  // and the query buffer limit work as on a plain connection.
+  for (;;) {
+    if (rbuf_.size() - rbuf_end_ < kReadChunk) {
+      CompactInput();
+      if (rbuf_.size() - rbuf_end_ < kReadChunk) {
+        try {
+          rbuf_.resize(rbuf_end_ + kReadChunk);
+        } catch (const std::bad_alloc&) {
+          log::Warning("Closing client id={} addr={}: out of memory for its query buffer", id(),
+                       addr);
+          Close();
+          return;
+        }
+      }
+    }
+    size_t got = 0;
+    auto status = tls_->Read(rbuf_.data() + rbuf_end_, rbuf_.size() - rbuf_end_, &got);
+    if (status == tls::Session::Status::kError) {
+      // A failed handshake (no certificate, a wrong CA, plaintext, garbage):
+      // the alert OpenSSL wrote tells the client why, then the connection
+      // closes. Logged as Redis logs it, at verbose level.
+      log::Verbose("{}: {} (addr={} laddr={})",
+                   tls_->handshake_done() ? "Error reading from client"
+                                          : "Error accepting a client connection",
+                   tls_->error(), addr, laddr);
+      SendTlsRecords();
+      Close();
+      return;
+    }
+    if (status == tls::Session::Status::kClosed) {
+      Close();  // close_notify: the client is done
+      return;
+    }
+    if (got == 0) break;
+    rbuf_end_ += got;
+    server_.stats().total_net_input_bytes += got;
+  }
+  // Handshake messages (and session tickets) go out now; replies wait for
+  // the end of the loop iteration as on a plain connection (Flush).
+  if (!SendTlsRecords()) return;
+  if (query_buffer_size() > 0) ProcessInput();
+}
+
+bool Connection::SendTlsRecords() {
+  if (closing_) return false;
+  if (write_in_flight_) return true;  // OnWrite calls Flush, which sends them
+  std::string records;
+  tls_->TakeOutput(&records);
+  if (records.empty()) return true;
+  uv_buf_t buf = uv_buf_init(records.data(), static_cast<unsigned>(records.size()));
+  int n = uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1);
+  ++server_.stats().total_writes_processed;
+  if (n == UV_EAGAIN || n == UV_ENOSYS) n = 0;
+  if (n < 0) {
+    log::Verbose("Error writing to client {}: {}", addr, uv_strerror(n));
+    Close();
+    return false;
+  }
+  size_t written = static_cast<size_t>(n);
+  if (written < records.size()) StartWrite(records, written, records.size() - written);
+  return !closing_;
 }
 
 void Connection::ProcessInput() {
@@ -243,7 +339,31 @@ void Connection::Flush() {
     while (!delayed_.empty() && delayed_.front().second <= now) delayed_.erase(delayed_.begin());
     if (!delayed_.empty()) sendable = std::min(sendable, delayed_.front().first);
   }
-  if (!write_in_flight_ && sendable > 0) {
+  if (tls_ && !write_in_flight_ && sendable > 0 && tls_->handshake_done()) {
+    // TLS: the replies become records in the session's output (a memory
+    // BIO takes them whole), sent by SendTlsRecords below.
+    if (tls_->Write(out_.data(), sendable) != tls::Session::Status::kOk) {
+      log::Verbose("Error writing to client {}: {}", addr, tls_->error());
+      Close();
+      return;
+    }
+    // INFO's total_net_output_bytes counts the replies, as Redis counts
+    // what connWrite took (for TLS, plaintext), not the records.
+    server_.stats().total_net_output_bytes += sendable;
+    out_.erase(0, sendable);
+    if (held_from != kNotHeld) held_from -= sendable;
+    for (auto& d : delayed_) d.first -= sendable;
+    if (out_.empty() && out_.capacity() > (1u << 20)) out_.shrink_to_fit();
+  }
+  if (tls_ && !write_in_flight_) {
+    // Closing after this reply (QUIT…): close_notify follows it.
+    if (close_after_reply_ && out_.empty() && !tls_shutdown_sent_) {
+      tls_shutdown_sent_ = true;
+      tls_->Shutdown();
+    }
+    if (!SendTlsRecords()) return;
+  }
+  if (!tls_ && !write_in_flight_ && sendable > 0) {
     // Try to hand everything to the kernel right now; only what does not
     // fit goes through an asynchronous uv_write.
     uv_buf_t buf = uv_buf_init(out_.data(), static_cast<unsigned>(sendable));
@@ -257,7 +377,7 @@ void Connection::Flush() {
     }
     size_t written = static_cast<size_t>(n);
     server_.stats().total_net_output_bytes += written;
-    if (written < sendable) StartWrite(written, sendable - written);
+    if (written < sendable) StartWrite(out_, written, sendable - written);
     out_.erase(0, sendable);
     if (held_from != kNotHeld) held_from -= sendable;
     for (auto& d : delayed_) d.first -= sendable;
@@ -272,8 +392,8 @@ void Connection::Flush() {
   UpdateReadState();
 }
 
-void Connection::StartWrite(size_t offset, size_t len) {
-  inflight_.assign(out_, offset, len);
+void Connection::StartWrite(const std::string& from, size_t offset, size_t len) {
+  inflight_.assign(from, offset, len);
   uv_buf_t buf = uv_buf_init(inflight_.data(), static_cast<unsigned>(inflight_.size()));
   int rc = uv_write(&write_req_, reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1, OnWrite);
   if (rc != 0) {
@@ -288,7 +408,7 @@ void Connection::StartWrite(size_t offset, size_t len) {
 void Connection::OnWrite(uv_write_t* req, int status) {
   auto* c = static_cast<Connection*>(req->data);
   c->write_in_flight_ = false;
-  if (status == 0) c->server_.stats().total_net_output_bytes += c->inflight_.size();
+  if (status == 0 && !c->tls_) c->server_.stats().total_net_output_bytes += c->inflight_.size();
   c->inflight_.clear();
   if (c->closing_) return;
   if (status < 0) {

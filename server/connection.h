@@ -22,13 +22,21 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "protocol/request_parser.h"
 #include "server/session.h"
 
+typedef struct ssl_ctx_st SSL_CTX;
+
 namespace latch {
+
+enum class TlsAuthClients;
+namespace tls {
+class Session;
+}
 
 class Server;
 
@@ -40,11 +48,16 @@ class Connection final : public Session {
   static constexpr size_t kReadChunk = 16 * 1024;
 
   Connection(Server& server, uint64_t id);
+  ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
   // Called once the uv_tcp_t is accepted: starts reading.
   void Start();
+  // A connection accepted on the tls-port (before Start): its bytes go
+  // through a TLS session (server/tls/session.h). False: OpenSSL failed.
+  bool StartTls(SSL_CTX* ctx, TlsAuthClients auth);
+  bool tls() const { return tls_ != nullptr; }
   // Parses and runs the requests waiting in the query buffer (after a read,
   // or when a parked session goes on).
   void ProcessInput();
@@ -80,7 +93,7 @@ class Connection final : public Session {
     output_peak_ = out_.size();
     output_peak_since_ms_ = now_ms;
   }
-  size_t pending_output() const { return out_.size() + inflight_.size(); }
+  size_t pending_output() const;
   size_t query_buffer_size() const { return rbuf_end_ - rbuf_start_; }
   size_t query_buffer_capacity() const { return rbuf_.size(); }
 
@@ -119,9 +132,13 @@ class Connection final : public Session {
   static void OnClose(uv_handle_t* h);
 
   void CompactInput();
-  // Sends out_[offset, offset+len) asynchronously (the part uv_try_write
+  // Sends from[offset, offset+len) asynchronously (the part uv_try_write
   // could not take).
-  void StartWrite(size_t offset, size_t len);
+  void StartWrite(const std::string& from, size_t offset, size_t len);
+  // TLS: decrypts what a read brought (OnRead's bytes are ciphertext), and
+  // sends the records OpenSSL produced. False: the connection was closed.
+  void OnTlsRead(const char* data, size_t len);
+  bool SendTlsRecords();
   void UpdateReadState();
   bool CheckOutputLimits();
 
@@ -150,6 +167,11 @@ class Connection final : public Session {
   // first; a stalled client (faults.h).
   std::vector<std::pair<size_t, uint64_t>> delayed_;
   bool stalled_ = false;
+
+  // TLS (tls-port): the session between the socket and the buffers above;
+  // whether close_notify was queued.
+  std::unique_ptr<tls::Session> tls_;
+  bool tls_shutdown_sent_ = false;
 
   // Intrusive list of the server's connections.
   Connection* prev_ = nullptr;

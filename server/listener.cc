@@ -22,6 +22,7 @@
 #include "server/log.h"
 #include "server/server.h"
 #include "server/supervision.h"
+#include "server/tls/context.h"
 
 namespace latch {
 
@@ -67,7 +68,8 @@ bool IsLoopback(const sockaddr_storage& sa) {
 }  // namespace
 
 bool Server::Listen() {
-  for (const std::string& spec : config_.bind) {
+  // `port 0`: no plain TCP listener (TLS only, or the unix socket only).
+  for (const std::string& spec : config_.port == 0 ? std::vector<std::string>{} : config_.bind) {
     // A leading '-' marks an address that may be unavailable (Redis's
     // syntax; for instance ::1 on a host without IPv6).
     bool optional = !spec.empty() && spec[0] == '-';
@@ -92,12 +94,64 @@ bool Server::Listen() {
     }
     listeners_.push_back(std::move(tcp));
   }
+  if (!ListenTls()) return false;
   if (!ListenUnix()) return false;
   if (listeners_.empty() && !unix_listener_) {
     log::Warning("No address to listen on: check the bind setting.");
     return false;
   }
   spare_fd_.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  return true;
+}
+
+std::optional<std::string> Server::ConfigureTls() {
+  // Redis's applyTlsCfg: only while TLS is in use (a certificate set before
+  // tls-port is only stored); a context that fails to build leaves the
+  // current one, and its connections, untouched.
+  if (!tls::TlsEnabled(config_)) return std::nullopt;
+  std::string error;
+  auto ctx = tls::Context::Build(config_, &error);
+  if (!ctx) {
+    log::Warning("{}", error);
+    return "Unable to update TLS configuration. Check server logs.";
+  }
+  tls_ctx_ = std::move(ctx);
+  return std::nullopt;
+}
+
+bool Server::ListenTls() {
+  // tls-port: the same bind addresses as port, each a second listener whose
+  // connections start with a TLS handshake (connection.cc).
+  if (!tls::TlsEnabled(config_)) return true;
+  if (ConfigureTls()) {
+    log::Warning("Failed to configure TLS. Check logs for more info.");
+    return false;
+  }
+  for (const std::string& spec : config_.bind) {
+    bool optional = !spec.empty() && spec[0] == '-';
+    std::string ip = optional ? spec.substr(1) : spec;
+    sockaddr_storage addr{};
+    int port = static_cast<int>(config_.tls_port);
+    int rc = ip.find(':') != std::string::npos
+                 ? uv_ip6_addr(ip.c_str(), port, reinterpret_cast<sockaddr_in6*>(&addr))
+                 : uv_ip4_addr(ip.c_str(), port, reinterpret_cast<sockaddr_in*>(&addr));
+    UvHandle<uv_tcp_t> tcp;
+    if (rc == 0) rc = BindAndListen(tcp, addr);
+    if (rc != 0) {
+      if (optional && (rc == UV_EADDRNOTAVAIL || rc == UV_EAFNOSUPPORT || rc == UV_EINVAL)) {
+        log::Verbose("Skipping optional bind address {}: {}", ip, uv_strerror(rc));
+        continue;
+      }
+      log::Warning("Warning: Could not create server TCP listening socket {}:{}: {}", ip, port,
+                   uv_strerror(rc));
+      log::Warning("Failed listening on port {} (tls), aborting.", port);
+      return false;
+    }
+    uv_os_fd_t fd = -1;
+    uv_fileno(tcp.handle(), &fd);
+    tls_listen_fds_.push_back(fd);
+    listeners_.push_back(std::move(tcp));
+  }
   return true;
 }
 
@@ -262,7 +316,9 @@ void Server::AcceptPending(uv_poll_t* poll) {
   for (int i = 0; i < 1000; ++i) {
     int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd >= 0) {
-      Accept(fd, unix_listener_ && listen_fd == unix_listener_.get());
+      Accept(fd, unix_listener_ && listen_fd == unix_listener_.get(),
+             std::find(tls_listen_fds_.begin(), tls_listen_fds_.end(), listen_fd) !=
+                 tls_listen_fds_.end());
       continue;
     }
     int err = errno;
@@ -316,7 +372,7 @@ bool Server::DropPendingConnections(int listen_fd, int error) {
   return dropped_all;
 }
 
-void Server::Accept(int fd, bool unix_socket) {
+void Server::Accept(int fd, bool unix_socket, bool tls) {
   auto* c = new Connection(*this, next_client_id_++);
   uv_tcp_init(&loop_, c->handle());
   if (uv_tcp_open(c->handle(), fd) != 0) {
@@ -354,8 +410,19 @@ void Server::Accept(int fd, bool unix_socket) {
     }
   }
 
+  // A TLS client gets its session now: it counts as a client (maxclients,
+  // timeout) from the first byte of its handshake. It is refused without a
+  // reply below (none can be sent before the handshake), as Redis's would.
+  if (tls && !c->StartTls(tls_ctx_->get(), config_.tls_auth_clients)) {
+    c->Close();
+    return;
+  }
   if (num_clients_ > static_cast<size_t>(config_.maxclients)) {
     ++stats_.rejected_connections;
+    if (tls) {
+      c->Close();
+      return;
+    }
     resp::ReplyWriter(&c->output(), 2).Error("ERR max number of clients reached");
     c->CloseAfterReply();
     c->Flush();
@@ -363,6 +430,10 @@ void Server::Accept(int fd, bool unix_socket) {
   }
   if (config_.protected_mode && config_.requirepass.empty() && !c->local) {
     ++stats_.rejected_connections;
+    if (tls) {
+      c->Close();
+      return;
+    }
     resp::ReplyWriter(&c->output(), 2)
         .Error(
             "DENIED Redis is running in protected mode because protected mode is enabled and no "

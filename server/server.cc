@@ -16,6 +16,7 @@
 #include "server/history.h"
 #include "server/log.h"
 #include "server/monitor.h"
+#include "server/tls/context.h"
 
 namespace latch {
 
@@ -540,6 +541,9 @@ std::optional<std::string> Server::ApplyEffects(uint32_t effects) {
     // A limit lowered below the memory in use is enforced now, as Redis's
     // updateMaxmemory does (performEvictions), not at the next command.
     WithinMemoryLimit();
+  }
+  if (effects & kEffectTls) {
+    if (auto err = ConfigureTls()) return err;
   }
   if (effects & kEffectAppendOnly) return SwitchAppendOnly();
   return std::nullopt;

@@ -65,6 +65,9 @@ namespace latch {
 
 class Connection;
 class Faults;
+namespace tls {
+class Context;
+}
 class History;
 
 class Server final : public ServerControl,
@@ -203,7 +206,11 @@ class Server final : public ServerControl,
   int BindAndListen(UvHandle<uv_tcp_t>& tcp, const sockaddr_storage& addr);
   void AcceptPending(uv_poll_t* poll);
   bool DropPendingConnections(int listen_fd, int error);
-  void Accept(int fd, bool unix_socket = false);
+  void Accept(int fd, bool unix_socket = false, bool tls = false);
+  // The TLS listener (tls-port) and its context (server/tls/context.h):
+  // built at start-up, rebuilt by CONFIG SET tls-*.
+  bool ListenTls();
+  std::optional<std::string> ConfigureTls();
   void ResumeAccepting();
 
   // server.cc
@@ -300,7 +307,9 @@ class Server final : public ServerControl,
   int64_t lock_timer_due_ = INT64_MAX;
 
   std::vector<UvHandle<uv_tcp_t>> listeners_;
-  UniqueFd unix_listener_;  // unixsocket's, accepted from acceptors_ as the others'
+  UniqueFd unix_listener_;           // unixsocket's, accepted from acceptors_ as the others'
+  std::vector<int> tls_listen_fds_;  // the listeners whose clients speak TLS
+  std::unique_ptr<tls::Context> tls_ctx_;
   bool ready_announced_ = false;
   // One poll handle per listener: latch accepts itself (see AcceptPending).
   std::vector<UvHandle<uv_poll_t>> acceptors_;

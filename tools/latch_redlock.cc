@@ -64,7 +64,8 @@ const latch::cli::Manual kManual = {
     "latch-redlock", "run a command while holding a RedLock lock: a distributed flock(1)",
     "latch-redlock [--nodes HOST:PORT,...] --key NAME --ttl DURATION [--wait DURATION]\n"
     "              [--password P] [--kill-after DURATION] [--node-timeout DURATION]\n"
-    "              [--fence] [--verbose] [--] COMMAND [ARGS...]\n"
+    "              [--tls [--cacert FILE] [--cacertdir DIR] [--cert FILE --tls-key FILE]\n"
+    "               [--sni NAME] [--insecure]] [--fence] [--verbose] [--] COMMAND [ARGS...]\n"
     "latch-redlock acquire [--nodes ...] --key NAME --ttl DURATION [--wait DURATION] [--fence]\n"
     "latch-redlock release [--nodes ...] --key NAME --token TOKEN\n"
     "latch-redlock status  [--nodes ...] --key NAME",
@@ -115,6 +116,17 @@ OPTIONS
     --wait DURATION       keep trying this long if the lock is busy (default:
                           one try)
     --password P          AUTH P on every connection (or env LATCH_PASSWORD)
+    --tls                 connect to the nodes' tls-port with TLS (the options
+                          below are redis-cli's)
+    --cacert FILE         trust the CA certificates in FILE (default: the
+                          system's)
+    --cacertdir DIR       trust the CA certificates in DIR (c_rehash layout)
+    --cert FILE           a client certificate (tls-auth-clients yes)
+    --tls-key FILE        its private key (redis-cli's --key: here --key
+                          names the lock)
+    --sni NAME            the server name sent and checked (default: the
+                          node's host)
+    --insecure            do not verify the nodes' certificates
     --kill-after DURATION grace between SIGTERM and SIGKILL on lock loss
                           (default 3s, at most ttl/3: see above)
     --node-timeout DURATION
@@ -171,6 +183,7 @@ struct Args {
   bool verbose = false;
   bool fence = false;
   std::vector<std::string> command;
+  latch::TlsClientOptions tls;
 };
 
 [[noreturn]] void UsageError(const std::string& message) {
@@ -197,6 +210,13 @@ Args ParseArgs(int argc, char** argv) {
       .Duration("kill-after", &a.kill_after, Millis{0}, day)
       .Duration("node-timeout", &a.node_timeout, Millis{1}, day)
       .Flag("fence", &a.fence)
+      .Flag("tls", &a.tls.enabled)
+      .Text("cacert", &a.tls.cacert)
+      .Text("cacertdir", &a.tls.cacertdir)
+      .Text("cert", &a.tls.cert)
+      .Text("tls-key", &a.tls.key)
+      .Text("sni", &a.tls.sni)
+      .Flag("insecure", &a.tls.insecure)
       .Flag("verbose", &a.verbose, 'v');
   // Stop at the first operand, as env(1) and timeout(1) do, so that
   // COMMAND's own options stay COMMAND's. A subcommand comes first, or
@@ -694,6 +714,12 @@ int main(int argc, char** argv) {
 
   latch::RedLockOptions options;
   options.password = a.password;
+  if (a.tls.enabled) {
+    options.tls = latch::TlsClient::Build(a.tls, &error);
+    if (!options.tls) UsageError(error);
+  } else if (!a.tls.cacert.empty() || !a.tls.cert.empty() || !a.tls.sni.empty()) {
+    UsageError("--cacert, --cert, --tls-key and --sni need --tls");
+  }
   options.node_timeout = a.node_timeout;
   options.fence = a.fence;
   latch::RedLock* self = nullptr;

@@ -101,9 +101,11 @@ void ConfigSet(CommandContext& ctx) {
     return;
   }
   for (const ConfigParam* p : params) {
-    log::Notice(
-        "CONFIG SET {} = {}", p->name,
-        p->name == "requirepass" ? std::string("(hidden)") : p->get(ctx.control().config()));
+    log::Notice("CONFIG SET {} = {}", p->name,
+                p->name == "requirepass" ||
+                        p->name.ends_with("key-file-pass")  // (tls-*: keys' passphrases)
+                    ? std::string("(hidden)")
+                    : p->get(ctx.control().config()));
   }
   ctx.reply.Ok();
 }

@@ -227,6 +227,24 @@ def readme_redlock(tmp_path):
     assert not (d / "backup.sh").exists()  # never run: the lock was not acquired
 
 
+def readme_tls(tmp_path):
+    """The TLS transcript as printed: a certificate, a TLS-only node,
+    redis-cli --tls and latch-redlock --tls against it, plaintext refused."""
+    d = tmp_path / "latch-tls"
+    port = str(lt.free_port())
+    try:
+        run_transcript(example("readme-tls"), str(reader_dir(tmp_path)), tools_env(),
+                       exact=("held by tok on 1 of 1 nodes (quorum 1)", "=OK", "=PONG"),
+                       replace=(("/tmp/latch-tls", str(d)), ("6380", port)), timeout=60)
+    finally:
+        pidfile = d / "latch.pid"
+        if pidfile.exists():
+            try:
+                os.kill(int(pidfile.read_text().strip()), signal.SIGKILL)
+            except (ProcessLookupError, ValueError):
+                pass
+
+
 def readme_chaos(tmp_path):
     """The two runs of the README, each as printed but ten times shorter or
     less (the figures are one run's): the report's shape, and the fault kinds
@@ -519,6 +537,7 @@ def guide_drift(tmp_path):
 
 
 RUNNERS = {
+    "readme-tls": readme_tls,
     "readme-two-commands": readme_two_commands,
     "readme-install": readme_install,
     "readme-recipe": readme_recipe,

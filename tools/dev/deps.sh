@@ -9,8 +9,12 @@ build_pkgs=(g++ cmake make pkg-config libuv1-dev libspdlog-dev libxxhash-dev)
 # Scripting (issue 23): Lua 5.1 and the cjson and bit libraries Redis ships,
 # and LZF for FUNCTION DUMP's payload (Redis compresses library code with it).
 build_pkgs+=(liblua5.1-0-dev lua-cjson-dev lua-bitop-dev liblzf-dev)
+# TLS (issue 27): OpenSSL for the server's tls-port and the tools' --tls.
+build_pkgs+=(libssl-dev)
 test_pkgs=(googletest libgtest-dev libgmock-dev redis-server redis-tools python3 python3-pytest
            python3-redis tmux nodejs npm libhiredis-dev)
+# The TLS tests make their certificates with the openssl CLI.
+test_pkgs+=(openssl)
 # The test bench's page check: headless Chromium loads the checker's HTML page.
 test_pkgs+=(chromium)
 # The Debian package's check: cpack's dpkg-shlibdeps (dpkg-deb is dpkg's).

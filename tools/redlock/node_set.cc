@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include <openssl/err.h>
+
 #include "protocol/request_writer.h"
 #include "protocol/text.h"
 
@@ -37,13 +39,24 @@ struct Pending {
   bool sent_auth = false;   // the first expected reply answers AUTH
   std::string in;           // bytes received, not yet parsed
   size_t parsed = 0;        // in[0, parsed) holds complete replies
+  // TLS: the socket event OpenSSL waits for before the next SSL_write or
+  // SSL_read can progress (a handshake reads while we write, and back).
+  short tls_wait = 0;
 };
 
 // A kept connection is usable if nothing is waiting to be read on it: we
 // read every reply in full, so readable means closed (EOF, reset) or junk.
-bool StillOpen(int fd) {
+bool StillOpen(int fd, SSL* ssl) {
   pollfd p{fd, POLLIN, 0};
-  return ::poll(&p, 1, 0) == 0;
+  if (::poll(&p, 1, 0) == 0) return true;
+  if (ssl == nullptr) return false;
+  // Over TLS the bytes may be a record with no data (a TLS 1.3 session
+  // ticket): open if reading yields nothing yet.
+  char byte;
+  int r = SSL_read(ssl, &byte, 1);
+  bool open = r <= 0 && SSL_get_error(ssl, r) == SSL_ERROR_WANT_READ;
+  ERR_clear_error();
+  return open;
 }
 
 }  // namespace
@@ -109,8 +122,9 @@ const char* StatusName(NodeResult::Status s) {
   return "?";
 }
 
-NodeSet::NodeSet(std::vector<Endpoint> nodes, std::string password)
-    : password_(std::move(password)) {
+NodeSet::NodeSet(std::vector<Endpoint> nodes, std::string password,
+                 std::shared_ptr<const TlsClient> tls)
+    : password_(std::move(password)), tls_(std::move(tls)) {
   for (Endpoint& ep : nodes) {
     Node n;
     n.endpoint = std::move(ep);
@@ -135,10 +149,7 @@ NodeSet::NodeSet(std::vector<Endpoint> nodes, std::string password)
 NodeSet::~NodeSet() = default;
 
 void NodeSet::CloseAll() {
-  for (Node& n : nodes_) {
-    n.fd.reset();
-    n.authenticated = false;
-  }
+  for (Node& n : nodes_) n.Drop();
 }
 
 std::vector<NodeResult> NodeSet::Round(std::string_view request, size_t n_replies,
@@ -155,10 +166,7 @@ std::vector<NodeResult> NodeSet::Round(std::string_view request, size_t n_replie
     results[i].latency = std::chrono::duration_cast<microseconds>(Clock::now() - start);
     pending[i].active = false;
     // Any failure leaves the connection in an unknown state: drop it.
-    if (status != NodeResult::Status::kReplied) {
-      nodes_[i].fd.reset();
-      nodes_[i].authenticated = false;
-    }
+    if (status != NodeResult::Status::kReplied) nodes_[i].Drop();
   };
 
   // 1. Open connections where needed and queue the request.
@@ -174,10 +182,10 @@ std::vector<NodeResult> NodeSet::Round(std::string_view request, size_t n_replie
       finish(i, NodeResult::Status::kConnectFailed, node.resolve_error);
       continue;
     }
-    if (node.fd && !StillOpen(node.fd.get())) {
+    if (node.fd && !StillOpen(node.fd.get(), node.ssl.get())) {
       // The node closed the kept connection since the last round (it
       // restarted, or an idle timeout): reconnect now rather than fail.
-      node.fd.reset();
+      node.Drop();
     }
     if (!node.fd) {
       int fd = ::socket(node.addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -187,6 +195,13 @@ std::vector<NodeResult> NodeSet::Round(std::string_view request, size_t n_replie
       }
       node.fd.reset(fd);
       node.authenticated = false;
+      if (tls_) {
+        node.ssl.reset(tls_->NewSession(fd, node.endpoint.host));
+        if (!node.ssl) {
+          finish(i, NodeResult::Status::kConnectFailed, "TLS: " + TlsLastError());
+          continue;
+        }
+      }
       int one = 1;
       ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
       if (::connect(fd, reinterpret_cast<const sockaddr*>(&node.addr), node.addr_len) != 0) {
@@ -217,6 +232,7 @@ std::vector<NodeResult> NodeSet::Round(std::string_view request, size_t n_replie
     for (size_t i = 0; i < n; ++i) {
       if (!pending[i].active) continue;
       short events = (pending[i].connecting || !pending[i].out.empty()) ? POLLOUT : POLLIN;
+      if (!pending[i].connecting && pending[i].tls_wait != 0) events = pending[i].tls_wait;
       fds.push_back(pollfd{nodes_[i].fd.get(), events, 0});
       index.push_back(i);
     }
@@ -245,8 +261,26 @@ std::vector<NodeResult> NodeSet::Round(std::string_view request, size_t n_replie
         }
         p.connecting = false;
       }
+      p.tls_wait = 0;
       if (!p.out.empty()) {
-        ssize_t w = ::send(node.fd.get(), p.out.data(), p.out.size(), MSG_NOSIGNAL);
+        ssize_t w;
+        if (node.ssl) {
+          // The first write runs the handshake; OpenSSL may need to read
+          // the server's messages first (tls_wait).
+          int rc = SSL_write(node.ssl.get(), p.out.data(), static_cast<int>(p.out.size()));
+          w = rc;
+          if (rc <= 0) {
+            int err = SSL_get_error(node.ssl.get(), rc);
+            if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
+              p.tls_wait = err == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT;
+              continue;
+            }
+            finish(i, NodeResult::Status::kIoError, "TLS: " + TlsLastError());
+            continue;
+          }
+        } else {
+          w = ::send(node.fd.get(), p.out.data(), p.out.size(), MSG_NOSIGNAL);
+        }
         if (w < 0) {
           if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
             finish(i, NodeResult::Status::kIoError, Errno("send", errno));
@@ -257,18 +291,52 @@ std::vector<NodeResult> NodeSet::Round(std::string_view request, size_t n_replie
         p.out.erase(0, static_cast<size_t>(w));
         continue;  // read once the request is out (poll says when)
       }
-      ssize_t r = ::recv(node.fd.get(), buf, sizeof(buf), 0);
-      if (r == 0) {
-        finish(i, NodeResult::Status::kClosed, "connection closed by the node");
-        continue;
-      }
-      if (r < 0) {
-        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-          finish(i, NodeResult::Status::kIoError, Errno("recv", errno));
+      if (node.ssl) {
+        // Everything OpenSSL has decrypted, until it needs the socket.
+        bool closed = false, failed = false, got = false;
+        while (true) {
+          int rc = SSL_read(node.ssl.get(), buf, sizeof(buf));
+          if (rc > 0) {
+            p.in.append(buf, static_cast<size_t>(rc));
+            got = true;
+            continue;
+          }
+          int err = SSL_get_error(node.ssl.get(), rc);
+          if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
+            if (err == SSL_ERROR_WANT_WRITE) p.tls_wait = POLLOUT;
+            ERR_clear_error();
+          } else if (err == SSL_ERROR_ZERO_RETURN ||
+                     (err == SSL_ERROR_SYSCALL && ERR_peek_error() == 0)) {
+            ERR_clear_error();
+            closed = true;
+          } else {
+            failed = true;
+          }
+          break;
         }
-        continue;
+        if (failed) {
+          finish(i, NodeResult::Status::kIoError, "TLS: " + TlsLastError());
+          continue;
+        }
+        if (closed && !got) {
+          finish(i, NodeResult::Status::kClosed, "connection closed by the node");
+          continue;
+        }
+        if (!got) continue;
+      } else {
+        ssize_t r = ::recv(node.fd.get(), buf, sizeof(buf), 0);
+        if (r == 0) {
+          finish(i, NodeResult::Status::kClosed, "connection closed by the node");
+          continue;
+        }
+        if (r < 0) {
+          if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+            finish(i, NodeResult::Status::kIoError, Errno("recv", errno));
+          }
+          continue;
+        }
+        p.in.append(buf, static_cast<size_t>(r));
       }
-      p.in.append(buf, static_cast<size_t>(r));
       // Parse whatever complete replies arrived.
       NodeResult& res = results[i];
       bool failed = false;

@@ -22,6 +22,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,6 +30,7 @@
 
 #include "common/unique_fd.h"
 #include "protocol/reply_parser.h"
+#include "tools/redlock/tls_client.h"
 
 namespace latch {
 
@@ -71,7 +73,10 @@ class NodeSet {
  public:
   // Resolves every host once, here (a round must not block on DNS). A host
   // that does not resolve fails every round with the resolver's message.
-  explicit NodeSet(std::vector<Endpoint> nodes, std::string password = "");
+  // With `tls`, every connection speaks TLS (tls_client.h): the handshake
+  // runs inside the first round's deadline, like the connect.
+  explicit NodeSet(std::vector<Endpoint> nodes, std::string password = "",
+                   std::shared_ptr<const TlsClient> tls = nullptr);
   ~NodeSet();
   NodeSet(const NodeSet&) = delete;
   NodeSet& operator=(const NodeSet&) = delete;
@@ -96,11 +101,21 @@ class NodeSet {
     sockaddr_storage addr{};
     socklen_t addr_len = 0;
     std::string resolve_error;  // non-empty: the host did not resolve
+    struct SslFree {
+      void operator()(SSL* s) const { SSL_free(s); }
+    };
+    std::unique_ptr<SSL, SslFree> ssl;  // TLS: over fd, freed before it
     UniqueFd fd;
     bool authenticated = false;
+    void Drop() {
+      ssl.reset();
+      fd.reset();
+      authenticated = false;
+    }
   };
   std::vector<Node> nodes_;
   std::string password_;
+  std::shared_ptr<const TlsClient> tls_;
 };
 
 }  // namespace latch

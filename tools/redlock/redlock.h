@@ -111,6 +111,8 @@ struct RoundReport {
 
 struct RedLockOptions {
   std::string password;  // sent with AUTH on every new connection when non-empty
+  // Non-null: the nodes are reached over TLS (tls_client.h: --tls …).
+  std::shared_ptr<const TlsClient> tls;
   // Per-node timeout of one round; 0 = derived from the TTL (see NodeTimeout).
   Millis node_timeout{0};
   // Random delay between acquire attempts, uniformly in [min, max).
