@@ -70,6 +70,10 @@ struct Config {
   uint32_t notify_keyspace_events = 0;
   // Security
   std::string requirepass;
+  // ACL (server/acl): the users file (ACL LOAD / SAVE), or users declared
+  // here with `user <name> <rules…>` lines (each line's words after "user").
+  std::string aclfile;
+  std::vector<std::vector<std::string>> users;
   // DEBUG subcommands (fault injection for tests): no, yes, or local
   // (loopback clients only).
   DebugCommand enable_debug_command = DebugCommand::kNo;
