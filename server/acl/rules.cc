@@ -272,7 +272,8 @@ Denied Selector::Check(const CommandSpec& cmd, std::span<const std::string_view>
   if (!all_channels) {
     std::vector<std::pair<int, bool>> found;
     ChannelsOf(cmd, argv, &found);
-    for (const auto& [i, is_pattern] : found) {
+    for (const auto& [i, pattern_flag] : found) {
+      const bool is_pattern = pattern_flag;  // (a lambda cannot capture a binding)
       const std::string_view ch = argv[static_cast<size_t>(i)];
       const bool ok = std::any_of(channels.begin(), channels.end(), [&](const std::string& p) {
         return is_pattern ? p == ch : GlobMatch(p, ch);
