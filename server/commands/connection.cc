@@ -405,6 +405,7 @@ void ClientKill(CommandContext& ctx) {
   std::optional<std::string_view> addr, laddr;
   std::optional<int64_t> max_age;
   int type = -1;
+  const acl::User* kill_user = nullptr;  // USER: the sessions logged in as it
   bool skipme = !old_form;
   if (old_form) {
     addr = UpToNul(ctx.argv[2]);  // compared as a C string (strcmp)
@@ -434,8 +435,8 @@ void ClientKill(CommandContext& ctx) {
       } else if (IsWord(f, "LADDR")) {
         laddr = UpToNul(v);
       } else if (IsWord(f, "USER")) {
-        // latch's one user: every client is "default".
-        if (v != "default") {
+        kill_user = ctx.control().acl_users().Find(v);
+        if (kill_user == nullptr) {
           ctx.reply.Error("ERR No such user '" + std::string(UpToNul(v)) + "'");
           return;
         }
@@ -466,6 +467,7 @@ void ClientKill(CommandContext& ctx) {
     if (addr && c.addr != *addr) return;
     if (laddr && c.laddr != *laddr) return;
     if (type >= 0 && TypeOf(c) != type) return;
+    if (kill_user != nullptr && &ctx.control().acl_users().Of(c) != kill_user) return;
     if (id && c.id() != *id) return;
     if (max_age && *max_age != 0 && (ctx.now.mono - c.created_ms) / 1000 < *max_age) return;
     if (&c == &ctx.session) {
@@ -564,7 +566,7 @@ void ClientHelp(CommandContext& ctx) {
       "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
       "      Kill connections by type.",
       "    * USER <username>",
-      "      Kill connections authenticated by <username> (latch has one: default).",
+      "      Kill connections authenticated by <username>.",
       "    * SKIPME (YES|NO)",
       "      Skip killing current connection (default: yes).",
       "    * MAXAGE <maxage>",

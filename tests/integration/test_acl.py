@@ -455,3 +455,15 @@ def test_redis_py_lock_as_a_restricted_user(latch_server):
     finally:
         admin.cmd("ACL", "DELUSER", "app1")
         admin.close()
+
+
+def test_client_kill_user(acl_pair):
+    p = acl_pair
+    setuser(p, "tmp", "on", ">pw", "+@all", "~*")
+    u = user_pair(p, "tmp")
+    try:
+        both_same(p, "CLIENT", "KILL", "USER", "tmp")
+        both_same(p, "CLIENT", "KILL", "USER", "nosuch")
+        assert u.latch.read_until_close(2.0) == u.redis.read_until_close(2.0) == b""
+    finally:
+        u.close()
