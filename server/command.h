@@ -64,6 +64,9 @@ enum CommandFlag : uint32_t {
   kCmdSkipMonitor = 1u << 13,  // shown to MONITOR before it runs (EVAL, FCALL)
   kCmdBlocking = 1u << 14,     // (reported only) may block the client (BLPOP…)
   kCmdMovableKeys = 1u << 20,  // (reported only) keys found by parsing (LMPOP, ZUNION…)
+  // Refused, before authentication and ACL, unless enable-debug-command
+  // allows it (DEBUG; Redis's CMD_PROTECTED).
+  kCmdProtected = 1u << 21,
   // latch: may grant, re-grant or extend a lease (it calls AdmitGrant). A
   // write command without it only ever removes or shortens: a release, always
   // allowed (the restart quarantine's refusal text lists them).
@@ -365,6 +368,9 @@ void RegisterSort(CommandRegistry& r);       // sort.cc: SORT, SORT_RO
 void RegisterZSets(CommandRegistry& r);      // zsets.cc (+ zset_ranges.cc, zset_algebra.cc)
 void RegisterLists(CommandRegistry& r);      // lists.cc
 void RegisterListMoves(CommandRegistry& r);  // list_moves.cc: moves, LMPOP, blocking pops
+void RegisterAcl(CommandRegistry& r);        // acl.cc: ACL SETUSER … ACL LOG
+// One line of CLIENT LIST for `c` (connection.cc), also ACL LOG's client-info.
+std::string ClientLine(int64_t now, const Session& c, size_t argv_bytes);
 }  // namespace commands
 
 }  // namespace latch

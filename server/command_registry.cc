@@ -233,6 +233,7 @@ CommandRegistry::CommandRegistry() {
   commands::RegisterZSets(*this);
   commands::RegisterLists(*this);
   commands::RegisterListMoves(*this);
+  commands::RegisterAcl(*this);
   Index();
 }
 

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "protocol/text.h"
+#include "server/acl/users.h"
 #include "server/pubsub.h"
 
 namespace latch {
@@ -268,6 +269,7 @@ std::vector<ConfigParam> BuildParams() {
               kEffectTls));
   p.push_back(Affects(Bool("tls-replication", &Config::tls_replication), kEffectTls));
   p.push_back(Affects(Bool("tls-cluster", &Config::tls_cluster), kEffectTls));
+  p.push_back(OptionalString("aclfile", &Config::aclfile, false));
   p.push_back(Enum<DebugCommand>(
       "enable-debug-command", &Config::enable_debug_command,
       {{"no", DebugCommand::kNo}, {"yes", DebugCommand::kYes}, {"local", DebugCommand::kLocal}},
@@ -551,6 +553,13 @@ std::optional<std::string> LoadConfig(Config& config, const std::string& file,
     if (!line.words) return fail("Unbalanced quotes in configuration line");
     const auto& words = *line.words;
     if (words.empty() || words[0][0] == '#') continue;
+    // `user <name> <rules…>`: an ACL user, checked here so a bad rule
+    // names its line (server/acl).
+    if (EqualsIgnoreCase(words[0], "user")) {
+      if (auto err = acl::CheckUserLine(words)) return fail(*err);
+      config.users.emplace_back(words.begin() + 1, words.end());
+      continue;
+    }
     const ConfigParam* param = FindConfigParam(words[0]);
     std::vector<std::string> args(words.begin() + 1, words.end());
     // Like Redis 7, a multi-word directive given as one quoted argument
@@ -575,6 +584,7 @@ std::optional<std::string> CheckConfig(const Config& config) {
   auto fail = [](const std::string& why) {
     return "\n*** FATAL CONFIG FILE ERROR (latch " + std::string(kLatchVersion) + ") ***\n" + why;
   };
+  if (auto err = acl::CheckAclConfig(config)) return fail(*err);
   if (config.quarantine == QuarantineMode::kAlways && config.quarantine_ms < 0 &&
       config.max_lock_ttl <= 0) {
     return fail(

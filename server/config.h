@@ -96,6 +96,10 @@ struct Config {
   int64_t tls_session_cache_timeout = 300;  // seconds
   bool tls_replication = false;
   bool tls_cluster = false;
+  // ACL (server/acl): the users file (ACL LOAD / SAVE), or users declared
+  // here with `user <name> <rules…>` lines (each line's words after "user").
+  std::string aclfile;
+  std::vector<std::vector<std::string>> users;
   // DEBUG subcommands (fault injection for tests): no, yes, or local
   // (loopback clients only).
   DebugCommand enable_debug_command = DebugCommand::kNo;

@@ -101,6 +101,12 @@ class Rewrite {
       }
       auto words = SplitArgs(line);
       const ConfigParam* p = words && !words->empty() ? FindConfigParam((*words)[0]) : nullptr;
+      // ACL `user` lines: rewritten from the users (see below).
+      if (p == nullptr && words && !words->empty() && (*words)[0] == "user") {
+        option_lines_["user"].push_back(static_cast<int>(lines_.size()));
+        lines_.push_back(line);
+        continue;
+      }
       if (p == nullptr) {
         // Unparsable, or an option this server does not have: kept, as a
         // comment.
@@ -210,6 +216,16 @@ std::string RewriteConfigText(const std::string& old_text, const Config& c,
       r.Line(p.name, p.name + " " + value, force);
     }
   }
+  // The ACL users, one `user` line each, as Redis's
+  // rewriteConfigUserOption (none when they live in an aclfile).
+  if (c.aclfile.empty()) {
+    for (const std::vector<std::string>& words : c.users) {
+      std::string line = "user";
+      for (const std::string& w : words) line += " " + w;
+      r.Line("user", std::move(line), true);
+    }
+  }
+  r.Processed("user");
   return r.Text();
 }
 

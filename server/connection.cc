@@ -58,7 +58,9 @@ int Connection::fd() const {
 void Connection::Start() {
   created_ms = server_.clock().MonoMs();
   last_interaction_ms = created_ms;
-  authenticated = server_.config().requirepass.empty();
+  // As Redis: a new connection is the default user, logged in if that
+  // user needs no password.
+  authenticated = server_.acl_users().Default().nopass && server_.acl_users().Default().enabled;
   UpdateReadState();
 }
 

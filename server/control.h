@@ -19,6 +19,9 @@
 namespace latch {
 
 class Faults;
+namespace acl {
+class Users;
+}
 namespace scripting {
 class Engine;
 }
@@ -62,6 +65,8 @@ class ServerControl {
 
   // The test bench's faults (server/faults.h): FAULT's state.
   virtual Faults& faults() = 0;
+  // The ACL users (server/acl): ACL SETUSER…, AUTH.
+  virtual acl::Users& acl_users() = 0;
 
   // The script engine (EVAL's cache, function libraries, the run in
   // progress): scripting/engine.h.

@@ -7,6 +7,7 @@
 
 #include "log/writer.h"
 #include "protocol/text.h"
+#include "server/acl/users.h"
 #include "server/config.h"
 #include "server/control.h"
 #include "server/grant.h"
@@ -143,8 +144,65 @@ const CommandSpec* Gate::Lookup(std::span<const std::string_view> argv, bool fro
   return nullptr;
 }
 
-std::optional<std::string> Gate::Check(const CommandSpec& cmd, const Session& session, int argc,
-                                       Origin origin) const {
+std::optional<std::string> Gate::CheckAcl(const CommandSpec& cmd, Session& session,
+                                          std::span<const std::string_view> argv, Origin origin,
+                                          const TimeSnapshot& now) const {
+  const acl::User& user = users_->Of(session);
+  int pos = 0;
+  const acl::Denied denied = user.Check(cmd, argv, &pos);
+  if (denied == acl::Denied::kNone) return std::nullopt;
+  // ACL LOG: the command's name, or the key or channel at fault.
+  const bool from_script = origin == Origin::kScript || origin == Origin::kScriptReadOnly;
+  const acl::Context context = from_script ? acl::Context::kLua
+                               : (origin == Origin::kExec || session.in_multi)
+                                   ? acl::Context::kMulti
+                                   : acl::Context::kToplevel;
+  const std::string_view object = denied == acl::Denied::kCommand ? std::string_view(cmd.fullname)
+                                                                  : argv[static_cast<size_t>(pos)];
+  // client-info shows the refused command as the client's current one
+  // (inside EXEC, EXEC: Redis's lastcmd).
+  if (origin == Origin::kClient) session.last_command = &cmd.fullname;
+  users_->Log(denied, context, object, user.name, now.wall_ms, session);
+  if (from_script) {
+    // Redis words it for the script's author (scriptVerifyACL).
+    switch (denied) {
+      case acl::Denied::kCommand:
+        return "ERR The user executing the script can't run this command or subcommand";
+      case acl::Denied::kKey:
+        return "ERR The user executing the script can't access at least one of the keys "
+               "mentioned in the command arguments";
+      default:
+        return "ERR The user executing the script can't publish to the channel mentioned in "
+               "the command";
+    }
+  }
+  if (origin == Origin::kExec) {
+    // Rights changed between MULTI's queueing and EXEC (execCommand).
+    const char* reason = denied == acl::Denied::kCommand
+                             ? "no permission to execute the command or subcommand"
+                         : denied == acl::Denied::kKey
+                             ? "no permission to touch the specified keys"
+                             : "no permission to access one of the channels used as arguments";
+    return std::string(
+               "NOPERM ACLs rules changed between the moment the transaction was accumulated "
+               "and the EXEC call. This command is no longer allowed for the following reason: ") +
+           reason;
+  }
+  switch (denied) {
+    case acl::Denied::kCommand:
+      return "NOPERM this user has no permissions to run the '" + cmd.fullname + "' command";
+    case acl::Denied::kKey:
+      return "NOPERM this user has no permissions to access one of the keys used as arguments";
+    default:
+      return "NOPERM this user has no permissions to access one of the channels used as "
+             "arguments";
+  }
+}
+
+std::optional<std::string> Gate::Check(const CommandSpec& cmd, Session& session,
+                                       std::span<const std::string_view> argv, Origin origin,
+                                       const TimeSnapshot& now) const {
+  const int argc = static_cast<int>(argv.size());
   const bool from_script = origin == Origin::kScript || origin == Origin::kScriptReadOnly;
   // 2. Arity.
   if ((cmd.arity > 0 && cmd.arity != argc) || argc < -cmd.arity) {
@@ -157,13 +215,33 @@ std::optional<std::string> Gate::Check(const CommandSpec& cmd, const Session& se
     if (cmd.has(kCmdNoScript) && !script_deny_disabled_) {
       return "ERR This Redis command is not allowed from script";
     }
+    // The user's rights, then the read-only rule (scriptCall's order).
+    if (users_ != nullptr && !users_->Of(session).unrestricted_cache) {
+      if (auto refusal = CheckAcl(cmd, session, argv, origin, now)) return refusal;
+    }
     if (origin == Origin::kScriptReadOnly && cmd.has(kCmdWrite)) {
       return "ERR Write commands are not allowed from read-only scripts.";
+    }
+  }
+  // DEBUG while enable-debug-command does not allow it: refused before
+  // authentication and ACL, as Redis does (the handler says the same).
+  if (cmd.has(kCmdProtected) && origin == Origin::kClient) {
+    const DebugCommand mode = control_.config().enable_debug_command;
+    if (mode == DebugCommand::kNo || (mode == DebugCommand::kLocal && !session.local)) {
+      return "ERR DEBUG command not allowed. If the enable-debug-command option is set to "
+             "\"local\", you can run it from a local connection, otherwise you need to set this "
+             "option in the configuration file, and then restart the server.";
     }
   }
   // 3. Authentication (a script or a transaction runs as its caller).
   if (origin == Origin::kClient && !session.authenticated && !cmd.has(kCmdNoAuth)) {
     return "NOAUTH Authentication required.";
+  }
+  // 3b. The user's rights: one branch while the user may run everything
+  // (the default user, unless ACL SETUSER restricted it). (A script's
+  // calls were checked above.)
+  if (!from_script && users_ != nullptr && !users_->Of(session).unrestricted_cache) {
+    if (auto refusal = CheckAcl(cmd, session, argv, origin, now)) return refusal;
   }
   // 4. A log that cannot be written must not acknowledge writes (Redis also
   // answers PING this way, so health checks notice).
@@ -238,7 +316,7 @@ Gate::Result Gate::Execute(Session& session, std::span<const std::string_view> a
       Lookup(argv, origin == Origin::kScript || origin == Origin::kScriptReadOnly, &error);
   if (cmd == nullptr) return Reject(session, nullptr, error, reply, origin);
   // 2–5, 7: arity, authentication, MISCONF, LOADING, read-only scripts.
-  if (auto refusal = Check(*cmd, session, static_cast<int>(argv.size()), origin)) {
+  if (auto refusal = Check(*cmd, session, argv, origin, now)) {
     return Reject(session, cmd, *refusal, reply, origin);
   }
   Result result;
@@ -273,7 +351,9 @@ bool Gate::Run(const CommandSpec& cmd, Session& session, std::span<const std::st
                      pubsub_, *this, parking_, control_);
   ctx.may_block = ctx.alone = origin == Origin::kClient;
   ctx.in_script = from_script;
-  if (!from_script) session.last_command = &cmd.fullname;
+  // (EXEC's queued commands leave EXEC as the client's command, as Redis's
+  // lastcmd does.)
+  if (origin == Origin::kClient) session.last_command = &cmd.fullname;
   // EVAL and FCALL are shown to MONITOR before the calls their script makes.
   if (on_executed_ && cmd.has(kCmdSkipMonitor) && !from_script) {
     on_executed_(session, argv, cmd, false);

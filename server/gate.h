@@ -5,7 +5,8 @@
 // In order, as Redis checks them:
 //   1. look the command (and subcommand) up;
 //   2. arity;
-//   3. authentication;
+//   3. authentication, then the user's rights (ACL, server/acl: the
+//      command, its keys, its channels; refusals go to ACL LOG);
 //   4. MISCONF: while the log cannot be written, writes (and PING, as
 //      Redis) are refused, so nothing is acknowledged that is not logged;
 //   5. LOADING: while the log is replayed, only the commands flagged for it;
@@ -62,6 +63,9 @@ struct Stats;
 namespace aof {
 class Writer;
 }
+namespace acl {
+class Users;
+}
 
 class Gate final : public CommandRunner {
  public:
@@ -97,6 +101,8 @@ class Gate final : public CommandRunner {
   void set_script_deny_disabled(bool v) { script_deny_disabled_ = v; }
   bool loading() const { return loading_; }
   void set_log(const aof::Writer* log) { log_ = log; }
+  // The users whose rights the gate checks (the server's; set once).
+  void set_acl_users(acl::Users* users) { users_ = users; }
   void set_executed_hook(ExecutedHook h) { on_executed_ = std::move(h); }
   // maxmemory: asked before a client's command while a limit is set; frees
   // memory by the policy and says whether the usage is within the limit
@@ -121,6 +127,7 @@ class Gate final : public CommandRunner {
   Parking& parking_;
   ServerControl& control_;
   const aof::Writer* log_ = nullptr;
+  acl::Users* users_ = nullptr;
   bool loading_ = false;
   int busy_ = 0;
   bool script_deny_disabled_ = false;
@@ -135,8 +142,13 @@ class Gate final : public CommandRunner {
   // accounted (returns whether a lease was refused).
   const CommandSpec* Lookup(std::span<const std::string_view> argv, bool from_script,
                             std::string* error) const;
-  std::optional<std::string> Check(const CommandSpec& cmd, const Session& session, int argc,
-                                   Origin origin) const;
+  std::optional<std::string> Check(const CommandSpec& cmd, Session& session,
+                                   std::span<const std::string_view> argv, Origin origin,
+                                   const TimeSnapshot& now) const;
+  // The ACL step of Check for a user that may not run everything.
+  std::optional<std::string> CheckAcl(const CommandSpec& cmd, Session& session,
+                                      std::span<const std::string_view> argv, Origin origin,
+                                      const TimeSnapshot& now) const;
   Result Reject(Session& session, const CommandSpec* cmd, std::string_view text,
                 resp::ReplySink& reply, Origin origin);
   bool Run(const CommandSpec& cmd, Session& session, std::span<const std::string_view> argv,

@@ -67,6 +67,29 @@ Server::Server(Config config, std::unique_ptr<Clock> clock)
   start_mono_ms_ = clock_->MonoMs();
   gate_.Configure(config_);
   gate_.set_memory_guard([this] { return WithinMemoryLimit(); });
+  // ACL: the default user's password is requirepass; ACL LOG describes a
+  // client as CLIENT LIST does; a deleted user's sessions end.
+  gate_.set_acl_users(&acl_users_);
+  acl_users_.SetRequirePass(config_.requirepass);
+  if (auto err = acl::LoadConfigured(acl_users_, config_)) {
+    log::Warning("Error loading the configured ACL users: {}", *err);
+  }
+  // requirepass, when set, is the default user's password (Redis applies
+  // it after the users).
+  if (!config_.requirepass.empty()) acl_users_.SetRequirePass(config_.requirepass);
+  acl_users_.client_info = [this](const Session& s) {
+    std::string line = commands::ClientLine(clock_->MonoMs(), s, 0);
+    if (!line.empty() && line.back() == '\n') line.pop_back();
+    return line;
+  };
+  acl_users_.on_delete = [this](const acl::User* u) {
+    ForEachSession([u](Session& s) {
+      if (s.user != u) return;
+      s.user = nullptr;
+      s.authenticated = false;
+      s.Close();
+    });
+  };
   store_.set_encoding_limits(EncodingLimitsOf(config_));
   store_.set_key_observer([this](int db, std::string_view key) {
     watches_.Touched(db, key);
@@ -512,6 +535,9 @@ std::optional<std::string> Server::Reconfigure(const Config& updated, uint32_t e
     ApplyEffects(effects);
     return err;
   }
+  // CONFIG SET requirepass: the default user's passwords become that one
+  // (none: nopass), as in Redis.
+  if (before.requirepass != config_.requirepass) acl_users_.SetRequirePass(config_.requirepass);
   return std::nullopt;
 }
 

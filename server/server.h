@@ -43,6 +43,7 @@
 
 #include "common/unique_fd.h"
 #include "protocol/reply_sink.h"
+#include "server/acl/users.h"
 #include "server/clock.h"
 #include "server/config.h"
 #include "server/control.h"
@@ -175,6 +176,7 @@ class Server final : public ServerControl,
   uv_loop_t* loop() { return &loop_; }
   // The test bench (faults.h, history.h).
   Faults& faults() override { return *faults_; }
+  acl::Users& acl_users() override { return acl_users_; }
 
   // ---- connection callbacks
   void OnClientOutput(Connection& c);  // c has output to flush before sleeping
@@ -339,6 +341,7 @@ class Server final : public ServerControl,
   // enable-fault-injection), and the history file (history-file).
   std::unique_ptr<History> history_;
   std::unique_ptr<Faults> faults_;
+  acl::Users acl_users_{commands_};
 
   friend class InfoBuilder;
   friend class Connection;

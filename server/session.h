@@ -13,6 +13,10 @@
 
 namespace latch {
 
+namespace acl {
+struct User;
+}
+
 class Session {
  public:
   explicit Session(uint64_t id) : id_(id) {}
@@ -38,9 +42,11 @@ class Session {
   };
   virtual Buffers buffers() const = 0;
 
-  int resp = 2;                   // protocol version chosen with HELLO
-  int db = 0;                     // the database chosen with SELECT
-  bool authenticated = false;     // true once AUTH succeeded or no password is set
+  int resp = 2;                // protocol version chosen with HELLO
+  int db = 0;                  // the database chosen with SELECT
+  bool authenticated = false;  // true once AUTH succeeded or no password is set
+  // The ACL user the session runs as (server/acl); nullptr: `default`.
+  const acl::User* user = nullptr;
   bool monitor = false;           // receives the MONITOR feed
   std::string name;               // CLIENT SETNAME
   std::string lib_name, lib_ver;  // CLIENT SETINFO

@@ -2,6 +2,7 @@
 // (server/config.h) seen from a client, with Redis's replies and errors.
 #include "server/config.h"
 #include "common/glob.h"
+#include "server/acl/users.h"
 #include "server/commands/common.h"
 #include "server/config_rewrite.h"
 #include "server/control.h"
@@ -119,10 +120,23 @@ void ConfigResetStat(CommandContext& ctx) {
 void ConfigRewrite(CommandContext& ctx) {
   // The running values back into the file the server was started with,
   // keeping its comments and order (config_rewrite.h).
-  const Config& c = ctx.control().config();
+  Config c = ctx.control().config();
   if (c.config_file.empty()) {
     ctx.reply.Error("ERR The server is running without a config file");
     return;
+  }
+  // The users as they are now, as `user` lines (ACL LIST's words).
+  c.users.clear();
+  for (const auto& [name, u] : ctx.control().acl_users().all()) {
+    std::vector<std::string> words = {name};
+    const std::string rules = u->Describe();
+    for (size_t at = 0; at < rules.size();) {
+      const size_t sp = rules.find(' ', at);
+      words.push_back(rules.substr(at, sp - at));
+      if (sp == std::string::npos) break;
+      at = sp + 1;
+    }
+    c.users.push_back(std::move(words));
   }
   if (auto err = RewriteConfigFile(c.config_file, c)) {
     log::Warning("CONFIG REWRITE failed: {}", *err);

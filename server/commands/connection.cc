@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "common/sha1.h"
+#include "server/acl/users.h"
 #include "server/commands/common.h"
 #include "server/control.h"
 #include "server/watch.h"
@@ -15,29 +15,20 @@ namespace latch::commands {
 
 namespace {
 
-// Compares secrets in time independent of where they differ, so response
-// timing does not reveal how much of a guessed password was right. Like
-// Redis (which compares SHA-256 digests), the fixed-size digests are
-// compared, so the time does not depend on the secret's length either.
-bool ConstantTimeEquals(std::string_view a, std::string_view b) {
-  const std::string da = Sha1Hex(a), db = Sha1Hex(b);
-  unsigned char diff = 0;
-  for (size_t i = 0; i < da.size() && i < db.size(); ++i) {
-    diff |= static_cast<unsigned char>(da[i] ^ db[i]);
-  }
-  return diff == 0;
-}
-
-// latch has one user, "default", whose password is requirepass (none: any
-// password is accepted, as Redis's nopass default user does).
+// AUTH and HELLO … AUTH: the user must exist, be on, and have that
+// password (any, with nopass); the session then runs as it. A failure goes
+// to ACL LOG (reason "auth"), as Redis's ACLAuthenticateUser does.
 bool CheckCredentials(CommandContext& ctx, std::string_view user, std::string_view pass) {
-  const std::string& required = ctx.control().config().requirepass;
-  if (user != "default") {
-    // Still compare, so a wrong user name costs the same time.
-    ConstantTimeEquals(pass, required);
+  acl::Users& users = ctx.control().acl_users();
+  const acl::User* u = users.Find(user);
+  if (u == nullptr || !u->enabled || !u->CheckPassword(pass)) {
+    users.Log(acl::Denied::kAuth,
+              ctx.session.in_multi ? acl::Context::kMulti : acl::Context::kToplevel, ctx.argv[0],
+              user, ctx.now.wall_ms, ctx.session);
     return false;
   }
-  return required.empty() || ConstantTimeEquals(pass, required);
+  ctx.session.user = u == &users.Default() ? nullptr : u;
+  return true;
 }
 
 constexpr std::string_view kWrongPass =
@@ -50,6 +41,8 @@ bool ValidName(std::string_view s) {
   }
   return true;
 }
+
+}  // namespace
 
 // One line of CLIENT LIST / CLIENT INFO, with Redis 7.2's fields in its
 // order. `argv_bytes`: the size of the request being executed (the client
@@ -102,13 +95,16 @@ std::string ClientLine(int64_t now, const Session& c, size_t argv_bytes) {
       " tot-mem=" + std::to_string(b.query_capacity + b.output_capacity + argv_bytes + multi_mem);
   line += " events=" + events;
   line += " cmd=" + (c.last_command != nullptr ? *c.last_command : std::string("NULL"));
-  line += " user=default redir=-1";
+  line += " user=" + (c.user != nullptr ? c.user->name : std::string("default"));
+  line += " redir=-1";
   line += " resp=" + std::to_string(c.resp);
   line += " lib-name=" + c.lib_name;
   line += " lib-ver=" + c.lib_ver;
   line += "\n";
   return line;
 }
+
+namespace {
 
 size_t ArgvBytes(std::span<const std::string_view> argv) {
   size_t n = 0;
@@ -251,7 +247,7 @@ void Auth(CommandContext& ctx) {
   ctx.Redact(2);
   std::string_view user = "default", pass;
   if (ctx.argv.size() == 2) {
-    if (ctx.control().config().requirepass.empty()) {
+    if (ctx.control().acl_users().Default().nopass) {
       ctx.reply.Error(
           "ERR AUTH <password> called without any password configured for the default user. "
           "Are you sure your configuration is correct?");
@@ -305,7 +301,9 @@ void Reset(CommandContext& ctx) {
   s.db = 0;
   ctx.store.Select(0);
   s.resp = 2;
-  s.authenticated = ctx.control().config().requirepass.empty();
+  s.user = nullptr;
+  const acl::User& d = ctx.control().acl_users().Default();
+  s.authenticated = d.nopass && d.enabled;
   s.in_multi = false;
   s.multi_failed = false;
   s.queued.clear();
@@ -407,6 +405,7 @@ void ClientKill(CommandContext& ctx) {
   std::optional<std::string_view> addr, laddr;
   std::optional<int64_t> max_age;
   int type = -1;
+  const acl::User* kill_user = nullptr;  // USER: the sessions logged in as it
   bool skipme = !old_form;
   if (old_form) {
     addr = UpToNul(ctx.argv[2]);  // compared as a C string (strcmp)
@@ -436,8 +435,8 @@ void ClientKill(CommandContext& ctx) {
       } else if (IsWord(f, "LADDR")) {
         laddr = UpToNul(v);
       } else if (IsWord(f, "USER")) {
-        // latch's one user: every client is "default".
-        if (v != "default") {
+        kill_user = ctx.control().acl_users().Find(v);
+        if (kill_user == nullptr) {
           ctx.reply.Error("ERR No such user '" + std::string(UpToNul(v)) + "'");
           return;
         }
@@ -468,6 +467,7 @@ void ClientKill(CommandContext& ctx) {
     if (addr && c.addr != *addr) return;
     if (laddr && c.laddr != *laddr) return;
     if (type >= 0 && TypeOf(c) != type) return;
+    if (kill_user != nullptr && &ctx.control().acl_users().Of(c) != kill_user) return;
     if (id && c.id() != *id) return;
     if (max_age && *max_age != 0 && (ctx.now.mono - c.created_ms) / 1000 < *max_age) return;
     if (&c == &ctx.session) {
@@ -566,7 +566,7 @@ void ClientHelp(CommandContext& ctx) {
       "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
       "      Kill connections by type.",
       "    * USER <username>",
-      "      Kill connections authenticated by <username> (latch has one: default).",
+      "      Kill connections authenticated by <username>.",
       "    * SKIPME (YES|NO)",
       "      Skip killing current connection (default: yes).",
       "    * MAXAGE <maxage>",

@@ -298,11 +298,16 @@ void RegisterFunctions(CommandRegistry& r) {
   const std::vector<ArgDoc> fcall_args = {
       Str("function"), Int("numkeys"), Optional(Multiple(Key())), Optional(Multiple(Str("arg")))};
   const uint32_t kFcallFlags = kCmdNoScript | kCmdStale | kCmdSkipMonitor;
-  r.Add(Cmd("fcall", -3, kFcallFlags, Fcall, {"slow", "scripting"},
-            doc("Invoke a function", "Depends on the function that is executed."), fcall_args));
-  r.Add(Cmd("fcall_ro", -3, kFcallFlags | kRead, FcallRo, {"slow", "scripting"},
-            doc("Invoke a read-only function", "Depends on the function that is executed."),
-            fcall_args));
+  // The declared keys (numkeys at 2): what ACL key patterns check.
+  r.Add(KeySpecs(
+      Cmd("fcall", -3, kFcallFlags, Fcall, {"slow", "scripting"},
+          doc("Invoke a function", "Depends on the function that is executed."), fcall_args),
+      0, 0, 0, {KeyNumSpec({"RW", "access", "update"}, 2)}));
+  r.Add(
+      KeySpecs(Cmd("fcall_ro", -3, kFcallFlags | kRead, FcallRo, {"slow", "scripting"},
+                   doc("Invoke a read-only function", "Depends on the function that is executed."),
+                   fcall_args),
+               0, 0, 0, {KeyNumSpec({"RO", "access"}, 2)}));
   r.Add(Container(
       "function", {"slow"}, doc("A container for function commands", "Depends on subcommand."),
       {Cmd("delete", 3, kCmdNoScript | kWrite, FunctionDelete, {"write", "slow", "scripting"},

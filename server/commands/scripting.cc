@@ -166,14 +166,19 @@ void RegisterScripting(CommandRegistry& r) {
   // EVAL and EVALSHA are not flagged as granting leases: each redis.call a
   // script makes is checked as the command itself.
   const uint32_t kEvalFlags = kCmdNoScript | kCmdStale | kCmdSkipMonitor;
-  r.Add(Cmd("eval", -3, kEvalFlags, Eval, {"slow", "scripting"},
-            script("Execute a Lua script server side", "2.6.0"), eval_args));
-  r.Add(Cmd("evalsha", -3, kEvalFlags, EvalSha, {"slow", "scripting"},
-            script("Execute a Lua script server side", "2.6.0"), evalsha_args));
-  r.Add(Cmd("eval_ro", -3, kEvalFlags | kRead, EvalRo, {"slow", "scripting"},
-            script("Execute a read-only Lua script server side", "7.0.0"), eval_args));
-  r.Add(Cmd("evalsha_ro", -3, kEvalFlags | kRead, EvalShaRo, {"slow", "scripting"},
-            script("Execute a read-only Lua script server side", "7.0.0"), evalsha_args));
+  // The declared keys (numkeys at 2): what ACL key patterns check.
+  r.Add(KeySpecs(Cmd("eval", -3, kEvalFlags, Eval, {"slow", "scripting"},
+                     script("Execute a Lua script server side", "2.6.0"), eval_args),
+                 0, 0, 0, {KeyNumSpec({"RW", "access", "update"}, 2)}));
+  r.Add(KeySpecs(Cmd("evalsha", -3, kEvalFlags, EvalSha, {"slow", "scripting"},
+                     script("Execute a Lua script server side", "2.6.0"), evalsha_args),
+                 0, 0, 0, {KeyNumSpec({"RW", "access", "update"}, 2)}));
+  r.Add(KeySpecs(Cmd("eval_ro", -3, kEvalFlags | kRead, EvalRo, {"slow", "scripting"},
+                     script("Execute a read-only Lua script server side", "7.0.0"), eval_args),
+                 0, 0, 0, {KeyNumSpec({"RO", "access"}, 2)}));
+  r.Add(KeySpecs(Cmd("evalsha_ro", -3, kEvalFlags | kRead, EvalShaRo, {"slow", "scripting"},
+                     script("Execute a read-only Lua script server side", "7.0.0"), evalsha_args),
+                 0, 0, 0, {KeyNumSpec({"RO", "access"}, 2)}));
   r.Add(Container(
       "script", {"slow"},
       script("A container for Lua scripts management commands", "2.6.0", "Depends on subcommand."),

@@ -326,7 +326,7 @@ void RegisterServer(CommandRegistry& r) {
   r.Add(Cmd("bgrewriteaof", 1, kCmdAdmin | kCmdNoScript, BgRewriteAof,
             {"admin", "slow", "dangerous"},
             srv("Asynchronously rewrite the append-only file", "1.0.0")));
-  r.Add(Cmd("debug", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, Debug,
+  r.Add(Cmd("debug", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale | kCmdProtected, Debug,
             {"admin", "slow", "dangerous"},
             srv("Fault injection for tests (enable-debug-command)", "1.0.0"),
             {Str("subcommand"), Optional(Multiple(Str("arg")))}));

@@ -199,6 +199,15 @@ def readme_check_aof(tmp_path, server_factory):
     assert run(log).returncode == 0
 
 
+def readme_acl(tmp_path, server_factory):
+    # The README's redis-cli talks to the default port; this one to the
+    # test's server.
+    srv = server_factory("latch")
+    run_transcript(example("readme-acl"), str(tmp_path), tools_env(),
+                   exact=("OK", "NOPERM", "flushall", "app1", "toplevel"),
+                   replace=(("redis-cli ", "redis-cli -p %d " % srv.port),))
+
+
 def readme_bench(tmp_path):
     (line,) = shell_lines(example("readme-bench"))
     argv = line.split()
@@ -544,6 +553,7 @@ RUNNERS = {
     "readme-fence-wait": readme_fence_wait,
     "readme-check-aof": readme_check_aof,
     "readme-bench": readme_bench,
+    "readme-acl": readme_acl,
     "readme-redlock": readme_redlock,
     "readme-chaos": readme_chaos,
     "readme-fixture-up": readme_fixture_up,

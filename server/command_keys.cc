@@ -1,0 +1,78 @@
+#include "server/command_keys.h"
+
+#include <algorithm>
+
+#include "protocol/text.h"
+
+namespace latch {
+
+// A command's key specs: its own (KeySpecs), or the one its legacy key
+// range makes (first, last, step), as COMMAND INFO reports them.
+std::vector<KeySpec> KeySpecsOf(const CommandSpec& cmd) {
+  if (!cmd.key_specs.empty()) return cmd.key_specs;
+  std::vector<KeySpec> specs;
+  if (cmd.first_key > 0) {
+    KeySpec k;
+    k.flags = cmd.key_spec_flags;
+    k.index = cmd.first_key;
+    k.lastkey = cmd.last_key < 0 ? cmd.last_key : cmd.last_key - cmd.first_key;
+    k.keystep = cmd.key_step;
+    specs.push_back(std::move(k));
+  }
+  return specs;
+}
+
+// The positions of the keys in `argv` (the command's own, argv[0] its
+// name), spec by spec, each with its spec's flags, as Redis 7.0's
+// getKeysUsingKeySpecs finds them. False when a spec does not fit the
+// arguments (numkeys past them, or less than one): Redis then asks the
+// command's getkeys procedure, which finds no key either.
+bool KeyPositions(const CommandSpec& cmd, std::span<const std::string_view> argv,
+                  std::vector<std::pair<int, const KeySpec*>>* out,
+                  const std::vector<KeySpec>& specs) {
+  const int argc = static_cast<int>(argv.size());
+  for (const KeySpec& spec : specs) {
+    int first = spec.index, last;
+    const int step = std::max(spec.keystep, 1);
+    if (spec.keynum) {
+      if (spec.keynumidx >= argc - first) continue;
+      auto numkeys = ParseInt64(argv[static_cast<size_t>(first + spec.keynumidx)]);
+      if (!numkeys || *numkeys < 0) continue;
+      first += spec.firstkey;
+      const int64_t l = first + *numkeys - 1;
+      if (l >= argc) return false;
+      last = static_cast<int>(l);
+    } else if (spec.lastkey >= 0) {
+      last = first + spec.lastkey;
+    } else if (spec.limit == 0) {
+      last = argc + spec.lastkey;
+    } else {
+      last = first + ((argc - first) / spec.limit + spec.lastkey);
+    }
+    if (last >= argc || last < first || first >= argc) {
+      // Past the arguments given: a command of variable arity reports the
+      // error itself when it runs, so there is simply no key there.
+      if (!spec.keynum && cmd.arity < 0 && first < argc) last = argc - 1;
+      if (last >= argc || last < first || first >= argc) return false;
+    }
+    for (int i = first; i <= last; i += step) out->emplace_back(i, &spec);
+  }
+  return true;
+}
+
+std::vector<std::string> KeyFlagsFor(const CommandSpec& cmd, const KeySpec& spec,
+                                     std::span<const std::string_view> argv) {
+  std::vector<std::string> declared = spec.flags;
+  if (std::find(declared.begin(), declared.end(), "variable_flags") != declared.end()) {
+    std::erase(declared, std::string("variable_flags"));
+    if (cmd.fullname == "set") {
+      bool get = false;
+      for (size_t i = 3; i < argv.size(); ++i) get |= EqualsIgnoreCase(argv[i], "GET");
+      declared = get ? std::vector<std::string>{"RW", "access", "update"}
+                     : std::vector<std::string>{"OW", "update"};
+    }
+  }
+  return declared;
+}
+
+}  // namespace latch

@@ -1,0 +1,36 @@
+// Where a command's keys are in its arguments, from its key specs, as Redis
+// 7.0's getKeysUsingKeySpecs finds them: COMMAND GETKEYS reports them, and
+// the ACL check (server/acl) tests each against the user's key patterns
+// with the access its spec's flags say (read, write).
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "server/command.h"
+
+namespace latch {
+
+// A command's key specs: its own (KeySpecs), or the one its legacy key
+// range makes (first, last, step), as COMMAND INFO reports them.
+std::vector<KeySpec> KeySpecsOf(const CommandSpec& cmd);
+
+// The positions of the keys in `argv` (the command's own, argv[0] its
+// name), spec by spec, each with its spec. False when a spec does not fit
+// the arguments (numkeys past them, or less than one): Redis then asks the
+// command's getkeys procedure, which finds no key either.
+bool KeyPositions(const CommandSpec& cmd, std::span<const std::string_view> argv,
+                  std::vector<std::pair<int, const KeySpec*>>* out,
+                  const std::vector<KeySpec>& specs);
+
+// The flags of one key of `cmd` sent with `argv`: the spec's, except for a
+// spec with variable_flags, whose flags the arguments decide (Redis's
+// getkeys procedures): SET overwrites (OW update) unless GET reads the old
+// value (RW access update).
+std::vector<std::string> KeyFlagsFor(const CommandSpec& cmd, const KeySpec& spec,
+                                     std::span<const std::string_view> argv);
+
+}  // namespace latch
