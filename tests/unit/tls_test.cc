@@ -209,7 +209,7 @@ TEST_F(TlsTest, PlaintextAndGarbageFailTheSession) {
   auto ctx = tls::Context::Build(config_, &error);
   ASSERT_NE(ctx, nullptr);
   for (std::string input : {std::string("*1\r\n$4\r\nPING\r\n"), std::string(300, '\x16'),
-                            std::string("\x16\x03\x01\xff\xff garbage", 15)}) {
+                            std::string("\x16\x03\x01\xff\xff garbage", 13)}) {
     auto s = tls::Session::Accept(ctx->get(), TlsAuthClients::kNo, &error);
     s->Feed(input.data(), input.size());
     char buf[64];
