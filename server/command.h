@@ -104,6 +104,9 @@ struct ArgDoc {
 // firstkey.
 struct KeySpec {
   std::vector<std::string> flags;
+  // Redis's "unknown" begin_search and find_keys: keys only the command
+  // itself can find (SORT's STORE and BY/GET patterns); see SortStoreKey.
+  bool unknown = false;
   int index = 1;
   bool keynum = false;
   int lastkey = 0, keystep = 1, limit = 0;
@@ -297,6 +300,8 @@ CommandSpec Keys(CommandSpec c, int first, int last, int step, std::vector<std::
 CommandSpec KeySpecs(CommandSpec c, int first, int last, int step, std::vector<KeySpec> specs);
 KeySpec RangeSpec(std::vector<std::string> flags, int index, int lastkey = 0, int keystep = 1,
                   int limit = 0);
+// Keys only the command itself finds (Redis's "unknown" search).
+KeySpec UnknownSpec(std::vector<std::string> flags);
 KeySpec KeyNumSpec(std::vector<std::string> flags, int index, int keynumidx = 0, int firstkey = 1,
                    int keystep = 1);
 // A key argument of the key spec `spec_index` (COMMAND DOCS).

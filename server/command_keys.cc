@@ -32,6 +32,7 @@ bool KeyPositions(const CommandSpec& cmd, std::span<const std::string_view> argv
                   const std::vector<KeySpec>& specs) {
   const int argc = static_cast<int>(argv.size());
   for (const KeySpec& spec : specs) {
+    if (spec.unknown) continue;  // the command finds those itself
     int first = spec.index, last;
     const int step = std::max(spec.keystep, 1);
     if (spec.keynum) {
@@ -58,6 +59,23 @@ bool KeyPositions(const CommandSpec& cmd, std::span<const std::string_view> argv
     for (int i = first; i <= last; i += step) out->emplace_back(i, &spec);
   }
   return true;
+}
+
+std::optional<int> SortStoreKey(std::span<const std::string_view> argv) {
+  // As Redis's sortGetKeys: skip each option's arguments, so that a value
+  // that reads "store" is not taken for the option.
+  std::optional<int> found;
+  for (size_t i = 2; i < argv.size(); ++i) {
+    if (EqualsIgnoreCase(argv[i], "LIMIT")) {
+      i += 2;
+    } else if (EqualsIgnoreCase(argv[i], "GET") || EqualsIgnoreCase(argv[i], "BY")) {
+      i += 1;
+    } else if (EqualsIgnoreCase(argv[i], "STORE") && i + 1 < argv.size()) {
+      found = static_cast<int>(i + 1);  // the last STORE wins, as in Redis
+      i += 1;
+    }
+  }
+  return found;
 }
 
 std::vector<std::string> KeyFlagsFor(const CommandSpec& cmd, const KeySpec& spec,

@@ -4,6 +4,7 @@
 // with the access its spec's flags say (read, write).
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -25,6 +26,10 @@ std::vector<KeySpec> KeySpecsOf(const CommandSpec& cmd);
 bool KeyPositions(const CommandSpec& cmd, std::span<const std::string_view> argv,
                   std::vector<std::pair<int, const KeySpec*>>* out,
                   const std::vector<KeySpec>& specs);
+
+// The key SORT / SORT_RO stores into (STORE key), which no key spec can
+// find: Redis's sortGetKeys. The ACL check tests it for writing.
+std::optional<int> SortStoreKey(std::span<const std::string_view> argv);
 
 // The flags of one key of `cmd` sent with `argv`: the spec's, except for a
 // spec with variable_flags, whose flags the arguments decide (Redis's

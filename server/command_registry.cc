@@ -89,7 +89,7 @@ CommandSpec KeySpecs(CommandSpec c, int first, int last, int step, std::vector<K
   c.last_key = last;
   c.key_step = step;
   for (const KeySpec& k : specs) {
-    if (k.keynum) c.flags |= kCmdMovableKeys;
+    if (k.keynum || k.unknown) c.flags |= kCmdMovableKeys;
   }
   c.key_specs = std::move(specs);
   return c;
@@ -102,6 +102,13 @@ KeySpec RangeSpec(std::vector<std::string> flags, int index, int lastkey, int ke
   k.lastkey = lastkey;
   k.keystep = keystep;
   k.limit = limit;
+  return k;
+}
+
+KeySpec UnknownSpec(std::vector<std::string> flags) {
+  KeySpec k;
+  k.flags = std::move(flags);
+  k.unknown = true;
   return k;
 }
 
@@ -172,6 +179,17 @@ void WriteKeySpec(const KeySpec& k, resp::ReplySink& w) {
   w.Bulk("flags");
   w.Set(k.flags.size());
   for (const std::string& f : k.flags) w.Simple(f);
+  if (k.unknown) {
+    for (const char* part : {"begin_search", "find_keys"}) {
+      w.Bulk(part);
+      w.Map(2);
+      w.Bulk("type");
+      w.Bulk("unknown");
+      w.Bulk("spec");
+      w.Map(0);
+    }
+    return;
+  }
   w.Bulk("begin_search");
   w.Map(2);
   w.Bulk("type");

@@ -266,6 +266,19 @@ Denied Selector::Check(const CommandSpec& cmd, std::span<const std::string_view>
         }
       }
     }
+    // SORT's STORE key, which no key spec finds (Redis's sortGetKeys): it
+    // is written over (OW update).
+    if (cmd.fullname == "sort" || cmd.fullname == "sort_ro") {
+      if (std::optional<int> store = SortStoreKey(argv)) {
+        const std::string_view key = argv[static_cast<size_t>(*store)];
+        if (std::none_of(keys.begin(), keys.end(), [&](const KeyPattern& k) {
+              return (k.perms & kPermWrite) && GlobMatch(k.pattern, key);
+            })) {
+          *pos = *store;
+          return Denied::kKey;
+        }
+      }
+    }
   }
   // The channels: a pattern (PSUBSCRIBE) must be one of the user's
   // patterns literally, a channel must match one.
@@ -405,6 +418,21 @@ bool User::CheckPassword(std::string_view password) const {
     found |= diff == 0;
   }
   return found;
+}
+
+bool User::AllKeysFor(const CommandSpec& cmd, std::span<const std::string_view> argv,
+                      int perms) const {
+  // Redis's ACLUserCheckCmdWithUnrestrictedKeyAccess: a selector that lets
+  // the command run and reaches every key with `perms`.
+  for (const Selector& s : selectors) {
+    int p = 0;
+    if (s.Check(cmd, argv, &p) != Denied::kNone) continue;
+    if (s.all_keys) return true;
+    for (const KeyPattern& k : s.keys) {
+      if ((k.perms & perms) == perms && k.pattern == "*") return true;
+    }
+  }
+  return false;
 }
 
 Denied User::Check(const CommandSpec& cmd, std::span<const std::string_view> argv, int* pos) const {

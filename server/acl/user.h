@@ -92,6 +92,9 @@ struct User {
   // Whether `password` is one of the user's (any, with nopass).
   bool CheckPassword(std::string_view password) const;
   Denied Check(const CommandSpec& cmd, std::span<const std::string_view> argv, int* pos) const;
+  // Whether a selector that allows `cmd` reaches every key with `perms`
+  // (SORT's BY and GET patterns read keys no check can name in advance).
+  bool AllKeysFor(const CommandSpec& cmd, std::span<const std::string_view> argv, int perms) const;
   // Whether the user may run every command on every key and channel: the
   // gate then skips the check (one branch on the hot path).
   bool Unrestricted() const { return enabled && selectors[0].CanRunEverything(); }

@@ -459,7 +459,7 @@ void RegisterHashes(CommandRegistry& r) {
                  {"Get all the fields in a hash", "2.0.0", "hash",
                   "O(N) where N is the size of the hash."},
                  {Key("key")}),
-             1, 1, 1, {"RO"}));
+             1, 1, 1, {"RO", "access"}));
   r.Add(Keys(Cmd("hvals", 2, kRead, HVals, {"read", "hash", "slow"},
                  {"Get all the values in a hash", "2.0.0", "hash",
                   "O(N) where N is the size of the hash."},

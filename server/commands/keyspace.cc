@@ -441,21 +441,23 @@ void RegisterKeyspace(CommandRegistry& r) {
                {"Move a key to another database", "1.0.0", "generic", "O(1)"}, {Key(), Int("db")}),
            1, 1, 1, {"RW", "access", "update"}));
   // ---- names (any type)
-  r.Add(Keys(Cmd("rename", 3, kWrite | kLease, Rename, {"keyspace", "write", "slow"},
-                 {"Rename a key", "1.0.0", "generic", "O(1)"}, {Key(), Key("newkey")}),
-             1, 2, 1, {"RW", "access", "delete"}));
-  r.Add(Keys(Cmd("renamenx", 3, kWrite | kFast | kLease, RenameNx, {"keyspace", "write", "fast"},
-                 {"Rename a key, only if the new key does not exist", "1.0.0", "generic", "O(1)"},
-                 {Key(), Key("newkey")}),
-             1, 2, 1, {"RW", "access", "delete"}));
-  r.Add(
-      Keys(Cmd("copy", -3, kWrite | kCmdDenyOom | kLease, Copy, {"keyspace", "write", "slow"},
-               {"Copy a key", "6.2.0", "generic",
-                "O(N) worst case for collections, where N is the number of nested items. O(1) for "
-                "string values."},
-               {Key("source"), Key("destination"), Optional(Int("destination-db", "DB")),
-                Optional(Token("replace", "REPLACE"))}),
-           1, 2, 1, {"RO", "access"}));
+  r.Add(KeySpecs(Cmd("rename", 3, kWrite | kLease, Rename, {"keyspace", "write", "slow"},
+                     {"Rename a key", "1.0.0", "generic", "O(1)"}, {Key(), Key("newkey")}),
+                 1, 2, 1,
+                 {RangeSpec({"RW", "access", "delete"}, 1), RangeSpec({"OW", "update"}, 2)}));
+  r.Add(KeySpecs(
+      Cmd("renamenx", 3, kWrite | kFast | kLease, RenameNx, {"keyspace", "write", "fast"},
+          {"Rename a key, only if the new key does not exist", "1.0.0", "generic", "O(1)"},
+          {Key(), Key("newkey")}),
+      1, 2, 1, {RangeSpec({"RW", "access", "delete"}, 1), RangeSpec({"OW", "insert"}, 2)}));
+  r.Add(KeySpecs(
+      Cmd("copy", -3, kWrite | kCmdDenyOom | kLease, Copy, {"keyspace", "write", "slow"},
+          {"Copy a key", "6.2.0", "generic",
+           "O(N) worst case for collections, where N is the number of nested items. O(1) for "
+           "string values."},
+          {Key("source"), Key("destination"), Optional(Int("destination-db", "DB")),
+           Optional(Token("replace", "REPLACE"))}),
+      1, 2, 1, {RangeSpec({"RO", "access"}, 1), RangeSpec({"OW", "update"}, 2)}));
   r.Add(Cmd("flushdb", -1, kWrite, FlushAll, {"keyspace", "write", "slow", "dangerous"},
             srv("Remove all keys from the current database", "1.0.0",
                 "O(N) where N is the number of keys in the selected database"),

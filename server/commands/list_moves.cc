@@ -173,17 +173,17 @@ void RegisterListMoves(CommandRegistry& r) {
   ArgDoc destination = Key("destination");
   destination.key_spec_index = 1;
   const uint32_t kBlock = kWrite | kCmdNoScript | kCmdBlocking | kLease;
-  r.Add(Keys(
+  r.Add(KeySpecs(
       Cmd("lmove", 5, kWrite | kCmdDenyOom | kLease, LMove, {"write", "list", "slow"},
           doc("Pop an element from a list, push it to another list and return it", "6.2.0", "O(1)"),
           {Key("source"), destination, ends("wherefrom"), ends("whereto")}),
-      1, 2, 1, {"RW", "access", "delete"}));
-  r.Add(
-      Keys(Cmd("rpoplpush", 3, kWrite | kCmdDenyOom | kLease, RPopLPush, {"write", "list", "slow"},
-               doc("Remove the last element in a list, prepend it to another list and return it",
-                   "1.2.0", "O(1)"),
-               {Key("source"), destination}),
-           1, 2, 1, {"RW", "access", "delete"}));
+      1, 2, 1, {RangeSpec({"RW", "access", "delete"}, 1), RangeSpec({"RW", "insert"}, 2)}));
+  r.Add(KeySpecs(
+      Cmd("rpoplpush", 3, kWrite | kCmdDenyOom | kLease, RPopLPush, {"write", "list", "slow"},
+          doc("Remove the last element in a list, prepend it to another list and return it",
+              "1.2.0", "O(1)"),
+          {Key("source"), destination}),
+      1, 2, 1, {RangeSpec({"RW", "access", "delete"}, 1), RangeSpec({"RW", "insert"}, 2)}));
   // LMPOP and BLMPOP count their keys (numkeys): a keynum key spec, which
   // makes them "movablekeys".
   r.Add(KeySpecs(
@@ -203,20 +203,20 @@ void RegisterListMoves(CommandRegistry& r) {
                      "2.0.0", "O(N) where N is the number of provided keys."),
                  {Key("key", true), Double("timeout")}),
              1, -2, 1, {"RW", "access", "delete"}));
-  r.Add(
-      Keys(Cmd("blmove", 6, kBlock | kCmdDenyOom, BLMove, {"write", "list", "slow", "blocking"},
-               doc("Pop an element from a list, push it to another list and return it; or block "
-                   "until one is available",
-                   "6.2.0", "O(1)"),
-               {Key("source"), destination, ends("wherefrom"), ends("whereto"), Double("timeout")}),
-           1, 2, 1, {"RW", "access", "delete"}));
-  r.Add(Keys(
+  r.Add(KeySpecs(
+      Cmd("blmove", 6, kBlock | kCmdDenyOom, BLMove, {"write", "list", "slow", "blocking"},
+          doc("Pop an element from a list, push it to another list and return it; or block "
+              "until one is available",
+              "6.2.0", "O(1)"),
+          {Key("source"), destination, ends("wherefrom"), ends("whereto"), Double("timeout")}),
+      1, 2, 1, {RangeSpec({"RW", "access", "delete"}, 1), RangeSpec({"RW", "insert"}, 2)}));
+  r.Add(KeySpecs(
       Cmd("brpoplpush", 4, kBlock | kCmdDenyOom, BRPopLPush, {"write", "list", "slow", "blocking"},
           doc("Pop an element from a list, push it to another list and return it; or block "
               "until one is available",
               "2.2.0", "O(1)"),
           {Key("source"), destination, Double("timeout")}),
-      1, 2, 1, {"RW", "access", "delete"}));
+      1, 2, 1, {RangeSpec({"RW", "access", "delete"}, 1), RangeSpec({"RW", "insert"}, 2)}));
   r.Add(KeySpecs(Cmd("blmpop", -5, kWrite | kCmdBlocking | kLease, BLMPop,
                      {"write", "list", "slow", "blocking"},
                      doc("Pop elements from a list, or block until one is available", "7.0.0",

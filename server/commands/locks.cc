@@ -76,13 +76,13 @@ void RegisterLocks(CommandRegistry& r) {
                  {"Returns the fencing token of the key's current holder (SET ... FENCE), or nil",
                   "0.1.0", "string", "O(1)"},
                  {Key()}),
-             1, 1, 1, {"RO"}));
+             1, 1, 1, {"RO", "access"}));
   r.Add(Keys(Cmd("lockinfo", 2, kRead | kFast, LockInfo, {"read", "string", "fast"},
                  {"Returns a lock's holder (the key's value), fencing token, remaining lease in "
                   "milliseconds and the number of clients waiting for it (SET ... NX WAIT)",
                   "0.1.0", "string", "O(1)"},
                  {Key()}),
-             1, 1, 1, {"RO"}));
+             1, 1, 1, {"RO", "access"}));
 }
 
 }  // namespace latch::commands

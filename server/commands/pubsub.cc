@@ -220,24 +220,31 @@ void RegisterPubSub(CommandRegistry& r) {
               "O(N+M) where N is the number of patterns the client is already subscribed and M "
               "is the number of total patterns subscribed in the system (by any client)."),
           {Optional(Multiple(Pattern("pattern")))}));
-  r.Add(Cmd("ssubscribe", -2, kListen, SSubscribe, kAcl,
-            doc("Listen for messages published to the given shard channels", "7.0.0",
-                "O(N) where N is the number of shard channels to subscribe to."),
-            {Multiple(Str("shardchannel"))}));
-  r.Add(Cmd("sunsubscribe", -1, kListen, SUnsubscribe, kAcl,
-            doc("Stop listening for messages posted to the given shard channels", "7.0.0",
-                "O(N) where N is the number of clients already subscribed to a shard channel."),
-            {Optional(Multiple(Str("shardchannel")))}));
+  // Shard channels stand where keys would (a cluster routes them by slot):
+  // Redis gives them "not_key" key specs.
+  r.Add(KeySpecs(Cmd("ssubscribe", -2, kListen, SSubscribe, kAcl,
+                     doc("Listen for messages published to the given shard channels", "7.0.0",
+                         "O(N) where N is the number of shard channels to subscribe to."),
+                     {Multiple(Str("shardchannel"))}),
+                 1, -1, 1, {RangeSpec({"not_key"}, 1, -1)}));
+  r.Add(KeySpecs(
+      Cmd("sunsubscribe", -1, kListen, SUnsubscribe, kAcl,
+          doc("Stop listening for messages posted to the given shard channels", "7.0.0",
+              "O(N) where N is the number of clients already subscribed to a shard channel."),
+          {Optional(Multiple(Str("shardchannel")))}),
+      1, -1, 1, {RangeSpec({"not_key"}, 1, -1)}));
   r.Add(Cmd("publish", 3, kCmdLoading | kCmdStale | kFast | kCmdSentinel, Publish,
             {"pubsub", "fast"},
             doc("Post a message to a channel", "2.0.0",
                 "O(N+M) where N is the number of clients subscribed to the receiving channel and M "
                 "is the total number of subscribed patterns (by any client)."),
             {Str("channel"), Str("message")}));
-  r.Add(Cmd("spublish", 3, kCmdLoading | kCmdStale | kFast, SPublish, {"pubsub", "fast"},
-            doc("Post a message to a shard channel", "7.0.0",
-                "O(N) where N is the number of clients subscribed to the receiving shard channel."),
-            {Str("shardchannel"), Str("message")}));
+  r.Add(KeySpecs(
+      Cmd("spublish", 3, kCmdLoading | kCmdStale | kFast, SPublish, {"pubsub", "fast"},
+          doc("Post a message to a shard channel", "7.0.0",
+              "O(N) where N is the number of clients subscribed to the receiving shard channel."),
+          {Str("shardchannel"), Str("message")}),
+      1, 1, 1, {RangeSpec({"not_key"}, 1)}));
   const uint32_t kIntro = kCmdLoading | kCmdStale;
   r.Add(Container(
       "pubsub", {"slow"},

@@ -251,24 +251,29 @@ void RegisterSetOps(CommandRegistry& r) {
             {std::move(summary), "1.0.0", "set", std::move(complexity)}, {Key("key", true)}),
         1, -1, 1, {"RO", "access"});
   };
-  auto store = [&](std::string name, CommandHandler h, std::string summary,
-                   std::string complexity) {
-    return Keys(Cmd(std::move(name), -3, kWrite | kCmdDenyOom | kLease, h, {"write", "set", "slow"},
-                    {std::move(summary), "1.0.0", "set", std::move(complexity)},
-                    {Key("destination"), keys_from(1)}),
-                1, -1, 1, {"OW", "update"});
+  auto store = [&](std::string name, CommandHandler h, std::string summary, std::string complexity,
+                   std::vector<std::string> dest_flags = {"OW", "update"}) {
+    // The destination is written over, the sources only read.
+    return KeySpecs(
+        Cmd(std::move(name), -3, kWrite | kCmdDenyOom | kLease, h, {"write", "set", "slow"},
+            {std::move(summary), "1.0.0", "set", std::move(complexity)},
+            {Key("destination"), keys_from(1)}),
+        1, -1, 1, {RangeSpec(std::move(dest_flags), 1), RangeSpec({"RO", "access"}, 2, -1)});
   };
   const std::string inter =
       "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of "
       "sets.";
   const std::string all = "O(N) where N is the total number of elements in all given sets.";
   r.Add(read("sinter", SInter, "Intersect multiple sets", inter));
+  // (Redis marks SINTERSTORE's destination RW, the others' OW.)
   r.Add(store("sinterstore", SInterStore,
-              "Intersect multiple sets and store the resulting set in a key", inter));
-  r.Add(Cmd(
-      "sintercard", -3, kRead, SInterCard, {"read", "set", "slow"},
-      {"Intersect multiple sets and return the cardinality of the result", "7.0.0", "set", inter},
-      {Int("numkeys"), Key("key", true), Optional(Int("limit", "LIMIT"))}));
+              "Intersect multiple sets and store the resulting set in a key", inter,
+              {"RW", "update"}));
+  r.Add(KeySpecs(Cmd("sintercard", -3, kRead, SInterCard, {"read", "set", "slow"},
+                     {"Intersect multiple sets and return the cardinality of the result", "7.0.0",
+                      "set", inter},
+                     {Int("numkeys"), Key("key", true), Optional(Int("limit", "LIMIT"))}),
+                 0, 0, 0, {KeyNumSpec({"RO", "access"}, 1)}));
   r.Add(read("sunion", SUnion, "Add multiple sets", all));
   r.Add(store("sunionstore", SUnionStore, "Add multiple sets and store the resulting set in a key",
               all));

@@ -391,7 +391,7 @@ void RegisterSets(CommandRegistry& r) {
                  {"Returns the membership associated with the given elements for a set", "6.2.0",
                   "set", "O(N) where N is the number of elements being checked for membership"},
                  {Key("key"), Multiple(Str("member"))}),
-             1, 1, 1, {"RO"}));
+             1, 1, 1, {"RO", "access"}));
   r.Add(Keys(
       Cmd("smembers", 2, kRead, SMembers, {"read", "set", "slow"},
           {"Get all the members in a set", "1.0.0", "set", "O(N) where N is the set cardinality."},
@@ -412,10 +412,11 @@ void RegisterSets(CommandRegistry& r) {
                   "of the passed count."},
                  {Key("key"), Optional(Int("count"), "2.6.0")}),
              1, 1, 1, {"RO", "access"}));
-  r.Add(Keys(Cmd("smove", 4, kWrite | kFast | kLease, SMove, {"write", "set", "fast"},
-                 {"Move a member from one set to another", "1.0.0", "set", "O(1)"},
-                 {Key("source"), key_at("destination", 1), Str("member")}),
-             1, 2, 1, {"RW", "access", "delete"}));
+  r.Add(KeySpecs(Cmd("smove", 4, kWrite | kFast | kLease, SMove, {"write", "set", "fast"},
+                     {"Move a member from one set to another", "1.0.0", "set", "O(1)"},
+                     {Key("source"), key_at("destination", 1), Str("member")}),
+                 1, 2, 1,
+                 {RangeSpec({"RW", "access", "delete"}, 1), RangeSpec({"RW", "insert"}, 2)}));
   r.Add(Keys(Cmd("sscan", -3, kRead, SScan, {"read", "set", "slow"},
                  {"Incrementally iterate Set elements", "2.8.0", "set",
                   "O(1) for every call. O(N) for a complete iteration, including enough command "

@@ -31,6 +31,7 @@
 #include <string_view>
 #include <vector>
 
+#include "server/acl/users.h"
 #include "server/commands/common.h"
 #include "server/types/hash.h"
 #include "server/types/list.h"
@@ -57,6 +58,10 @@ struct SortOptions {
 std::optional<SortOptions> ParseOptions(CommandContext& ctx, bool read_only) {
   SortOptions o;
   const auto& argv = ctx.argv;
+  // BY and GET patterns read keys no ACL check can name in advance: Redis
+  // allows them only to a user who may read every key.
+  const bool all_keys =
+      ctx.control().acl_users().Of(ctx.session).AllKeysFor(ctx.cmd, argv, acl::kPermRead);
   for (size_t j = 2; j < argv.size(); ++j) {
     const size_t left = argv.size() - j - 1;
     std::string_view w = argv[j];
@@ -80,7 +85,15 @@ std::optional<SortOptions> ParseOptions(CommandContext& ctx, bool read_only) {
       o.by = argv[++j];
       // A constant (no '*', as a C string): nothing to weigh, nothing to sort.
       o.dont_sort = UpToNul(*o.by).find('*') == std::string_view::npos;
+      if (!o.dont_sort && !all_keys) {
+        ctx.reply.Error("ERR BY option of SORT denied due to insufficient ACL permissions.");
+        return std::nullopt;
+      }
     } else if (IsWord(w, "GET") && left >= 1) {
+      if (!all_keys) {
+        ctx.reply.Error("ERR GET option of SORT denied due to insufficient ACL permissions.");
+        return std::nullopt;
+      }
       o.gets.push_back(argv[++j]);
     } else {
       ctx.reply.Error(kSyntaxError);
@@ -356,17 +369,20 @@ void RegisterSort(CommandRegistry& r) {
   const std::string complexity =
       "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the "
       "number of returned elements. When the elements are not sorted, complexity is O(N).";
-  r.Add(Keys(Cmd("sort", -2, kWrite | kCmdDenyOom | kLease, Sort,
-                 {"write", "set", "sortedset", "list", "slow", "dangerous"},
-                 {"Sort the elements in a list, set or sorted set", "1.0.0", "generic", complexity},
-                 {Key("key"), by, limit, get, order, sorting, Optional(destination)}),
-             1, 1, 1, {"RO", "access"}));
-  r.Add(Keys(
+  r.Add(KeySpecs(
+      Cmd("sort", -2, kWrite | kCmdDenyOom | kLease, Sort,
+          {"write", "set", "sortedset", "list", "slow", "dangerous"},
+          {"Sort the elements in a list, set or sorted set", "1.0.0", "generic", complexity},
+          {Key("key"), by, limit, get, order, sorting, Optional(destination)}),
+      1, 1, 1,
+      {RangeSpec({"RO", "access"}, 1), UnknownSpec({"RO", "access"}),
+       UnknownSpec({"OW", "update"})}));
+  r.Add(KeySpecs(
       Cmd("sort_ro", -2, kRead, SortRo, {"read", "set", "sortedset", "list", "slow", "dangerous"},
           {"Sort the elements in a list, set or sorted set. Read-only variant of SORT.", "7.0.0",
            "generic", complexity},
           {Key("key"), by, limit, get, order, sorting}),
-      1, 1, 1, {"RO", "access"}));
+      1, 1, 1, {RangeSpec({"RO", "access"}, 1), UnknownSpec({"RO", "access"})}));
 }
 
 }  // namespace latch::commands

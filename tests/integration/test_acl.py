@@ -264,6 +264,91 @@ def test_key_patterns_read_and_write(acl_pair, proto):
         u.close()
 
 
+def _key_specs(conn, name):
+    """COMMAND INFO's key specs of `name` (element 9 of its entry), without
+    Redis's free-text "notes" (latch has none)."""
+    specs = []
+    for spec in conn.cmd("COMMAND", "INFO", name)[0][8]:
+        pairs = [(spec[i], spec[i + 1]) for i in range(0, len(spec), 2)]
+        specs.append([x for k, v in pairs if k != b"notes" for x in (k, v)])
+    return specs
+
+
+def test_every_shared_commands_key_specs_are_redis(latch_server, redis_server):
+    """The ACL check finds a command's keys, and the access each needs, from
+    its key specs: every command latch shares with Redis has Redis's (a
+    source read and a destination written are two specs, not one)."""
+    with latch_server.conn() as lc, redis_server.conn() as rc:
+        shared = sorted(set(lc.cmd("COMMAND", "LIST")) & set(rc.cmd("COMMAND", "LIST")))
+        assert len(shared) > 200
+        wrong = [n for n in shared if _key_specs(lc, n) != _key_specs(rc, n)]
+        assert not wrong, wrong
+
+
+@pytest.mark.parametrize("proto", PROTOS)
+def test_keys_only_named_by_a_source_a_count_or_sort(acl_pair, proto):
+    """What an adversarial review found open (each checked against Redis):
+    SINTERCARD's counted keys, SORT's GET/BY patterns and STORE key, and the
+    read and write sides of COPY, S*STORE, SMISMEMBER and HKEYS for users
+    who may read everything but write only their own keys, or the other way
+    round."""
+    p = acl_pair
+    setuser(p, "app1", "on", ">pw", "~lock:app1:*", "+@all")
+    setuser(p, "reader", "on", ">pw", "%R~*", "%W~lock:app1:*", "+@all", "-@dangerous")
+    setuser(p, "writer", "on", ">pw", "%W~*", "%R~lock:app1:*", "+@all", "-@dangerous")
+    for step in (("SADD", "lock:app2:set", "s1", "s2"), ("SADD", "lock:app1:s", "s1"),
+                 ("SET", "lock:app2:x", "token-2"), ("SET", "lock:app1:a", "mine"),
+                 ("RPUSH", "lock:app1:l", "x"), ("HSET", "lock:app2:h", "f", "v")):
+        both_same(p, *step)
+    cases = {
+        "app1": (("SINTERCARD", "1", "lock:app2:set"),
+                 ("SINTERCARD", "2", "lock:app1:s", "lock:app2:set"),
+                 ("SINTERCARD", "1", "lock:app1:s"),
+                 ("EVAL", "return redis.call('sintercard', '1', 'lock:app2:x')", "0"),
+                 ("SORT", "lock:app1:l", "BY", "nosort", "GET", "lock:app2:*"),
+                 ("SORT", "lock:app1:l", "BY", "lock:app2:*"),
+                 ("SORT", "lock:app1:l", "BY", "nosort"),
+                 ("SORT", "lock:app1:l", "ALPHA", "STORE", "lock:app2:x"),
+                 ("SORT", "lock:app1:l", "ALPHA", "STORE", "lock:app1:sorted"),
+                 ("SORT_RO", "lock:app1:l", "GET", "#"),
+                 ("EVAL", "return redis.call('sort', 'lock:app1:l', 'GET', 'lock:app2:*')", "0"),
+                 ("ACL", "DRYRUN", "app1", "SINTERCARD", "1", "lock:app2:x")),
+        "reader": (("COPY", "lock:app1:a", "lock:app2:x", "REPLACE"),
+                   ("COPY", "lock:app2:x", "lock:app1:b"),
+                   ("RENAME", "lock:app1:a", "lock:app2:y"),
+                   ("SMOVE", "lock:app1:s", "lock:app2:set", "s1"),
+                   ("SUNIONSTORE", "lock:app2:set", "lock:app1:s"),
+                   ("SUNIONSTORE", "lock:app1:d", "lock:app2:set")),
+        "writer": (("SUNIONSTORE", "lock:app1:d", "lock:app2:set"),
+                   ("SINTERSTORE", "lock:app1:d", "lock:app2:set"),
+                   ("SDIFFSTORE", "lock:app1:d", "lock:app2:set"),
+                   ("SMISMEMBER", "lock:app2:set", "s1"),
+                   ("HKEYS", "lock:app2:h"),
+                   ("COPY", "lock:app2:x", "lock:app1:c"),
+                   ("LMOVE", "lock:app2:list", "lock:app1:l", "LEFT", "LEFT")),
+    }
+    for name, steps in cases.items():
+        u = user_pair(p, name, proto=proto)
+        try:
+            for step in steps:
+                got, want = u.both(*step)
+                assert got == want, "%s %r:\n  latch: %r\n  redis: %r" % (name, step, got, want)
+        finally:
+            u.close()
+    assert both_same(p, "GET", "lock:app2:x") == b"$7\r\ntoken-2\r\n"
+    got, want = p.both("ACL", "LOG", "50")
+    assert masked_log(got) == masked_log(want)
+    # latch's own read commands, for the user who may not read lock:app2:*.
+    u = user_pair(p, "writer", proto=proto)
+    try:
+        key_err = b"-NOPERM this user has no permissions to access one of the keys used as " \
+                  b"arguments\r\n"
+        for step in (("LOCKINFO", "lock:app2:x"), ("FENCE", "lock:app2:x")):
+            assert u.latch.raw(*step) == key_err, step
+    finally:
+        u.close()
+
+
 @pytest.mark.parametrize("proto", PROTOS)
 def test_acl_log_entries_as_redis(acl_pair, proto):
     p = acl_pair
