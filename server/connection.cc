@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <new>
+#include <optional>
 
 #include "protocol/reply_writer.h"
 #include "server/faults.h"
@@ -202,22 +203,28 @@ void Connection::OnTlsRead(const char* data, size_t len) {
   if (query_buffer_size() > 0) ProcessInput();
 }
 
-bool Connection::SendTlsRecords() {
-  if (closing_) return false;
-  if (write_in_flight_) return true;  // OnWrite calls Flush, which sends them
-  std::string records;
-  tls_->TakeOutput(&records);
-  if (records.empty()) return true;
-  uv_buf_t buf = uv_buf_init(records.data(), static_cast<unsigned>(records.size()));
+std::optional<size_t> Connection::TryWrite(char* data, size_t len) {
+  uv_buf_t buf = uv_buf_init(data, static_cast<unsigned>(len));
   int n = uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1);
   ++server_.stats().total_writes_processed;
   if (n == UV_EAGAIN || n == UV_ENOSYS) n = 0;
   if (n < 0) {
     log::Verbose("Error writing to client {}: {}", addr, uv_strerror(n));
     Close();
-    return false;
+    return std::nullopt;
   }
-  size_t written = static_cast<size_t>(n);
+  return static_cast<size_t>(n);
+}
+
+bool Connection::SendTlsRecords() {
+  if (closing_) return false;
+  if (write_in_flight_) return true;  // OnWrite calls Flush, which sends them
+  std::string records;
+  tls_->TakeOutput(&records);
+  if (records.empty()) return true;
+  const std::optional<size_t> sent = TryWrite(records.data(), records.size());
+  if (!sent) return false;
+  const size_t written = *sent;
   if (written < records.size()) StartWrite(records, written, records.size() - written);
   return !closing_;
 }
@@ -368,16 +375,9 @@ void Connection::Flush() {
   if (!tls_ && !write_in_flight_ && sendable > 0) {
     // Try to hand everything to the kernel right now; only what does not
     // fit goes through an asynchronous uv_write.
-    uv_buf_t buf = uv_buf_init(out_.data(), static_cast<unsigned>(sendable));
-    int n = uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1);
-    ++server_.stats().total_writes_processed;
-    if (n == UV_EAGAIN || n == UV_ENOSYS) n = 0;
-    if (n < 0) {
-      log::Verbose("Error writing to client {}: {}", addr, uv_strerror(n));
-      Close();
-      return;
-    }
-    size_t written = static_cast<size_t>(n);
+    const std::optional<size_t> sent = TryWrite(out_.data(), sendable);
+    if (!sent) return;
+    const size_t written = *sent;
     server_.stats().total_net_output_bytes += written;
     if (written < sendable) StartWrite(out_, written, sendable - written);
     out_.erase(0, sendable);

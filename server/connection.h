@@ -19,6 +19,7 @@
 #pragma once
 
 #include <uv.h>
+#include <optional>
 
 #include <algorithm>
 #include <cstdint>
@@ -139,6 +140,10 @@ class Connection final : public Session {
   // sends the records OpenSSL produced. False: the connection was closed.
   void OnTlsRead(const char* data, size_t len);
   bool SendTlsRecords();
+  // Hands `len` bytes to the kernel now, without waiting: how many it took
+  // (0 when the socket is full), or nullopt after an error closed the
+  // connection.
+  std::optional<size_t> TryWrite(char* data, size_t len);
   void UpdateReadState();
   bool CheckOutputLimits();
 

@@ -69,30 +69,8 @@ bool IsLoopback(const sockaddr_storage& sa) {
 
 bool Server::Listen() {
   // `port 0`: no plain TCP listener (TLS only, or the unix socket only).
-  for (const std::string& spec : config_.port == 0 ? std::vector<std::string>{} : config_.bind) {
-    // A leading '-' marks an address that may be unavailable (Redis's
-    // syntax; for instance ::1 on a host without IPv6).
-    bool optional = !spec.empty() && spec[0] == '-';
-    std::string ip = optional ? spec.substr(1) : spec;
-    sockaddr_storage addr{};
-    int rc = ip.find(':') != std::string::npos
-                 ? uv_ip6_addr(ip.c_str(), static_cast<int>(config_.port),
-                               reinterpret_cast<sockaddr_in6*>(&addr))
-                 : uv_ip4_addr(ip.c_str(), static_cast<int>(config_.port),
-                               reinterpret_cast<sockaddr_in*>(&addr));
-    UvHandle<uv_tcp_t> tcp;
-    if (rc == 0) rc = BindAndListen(tcp, addr);
-    if (rc != 0) {
-      if (optional && (rc == UV_EADDRNOTAVAIL || rc == UV_EAFNOSUPPORT || rc == UV_EINVAL)) {
-        log::Verbose("Skipping optional bind address {}: {}", ip, uv_strerror(rc));
-        continue;
-      }
-      log::Warning("Warning: Could not create server TCP listening socket {}:{}: {}", ip,
-                   config_.port, uv_strerror(rc));
-      log::Warning("Failed listening on port {} (tcp), aborting.", config_.port);
-      return false;
-    }
-    listeners_.push_back(std::move(tcp));
+  if (config_.port != 0 && !ListenOnBindAddresses(static_cast<int>(config_.port), false)) {
+    return false;
   }
   if (!ListenTls()) return false;
   if (!ListenUnix()) return false;
@@ -127,11 +105,16 @@ bool Server::ListenTls() {
     log::Warning("Failed to configure TLS. Check logs for more info.");
     return false;
   }
+  return ListenOnBindAddresses(static_cast<int>(config_.tls_port), true);
+}
+
+bool Server::ListenOnBindAddresses(int port, bool tls) {
   for (const std::string& spec : config_.bind) {
+    // A leading '-' marks an address that may be unavailable (Redis's
+    // syntax; for instance ::1 on a host without IPv6).
     bool optional = !spec.empty() && spec[0] == '-';
     std::string ip = optional ? spec.substr(1) : spec;
     sockaddr_storage addr{};
-    int port = static_cast<int>(config_.tls_port);
     int rc = ip.find(':') != std::string::npos
                  ? uv_ip6_addr(ip.c_str(), port, reinterpret_cast<sockaddr_in6*>(&addr))
                  : uv_ip4_addr(ip.c_str(), port, reinterpret_cast<sockaddr_in*>(&addr));
@@ -144,12 +127,15 @@ bool Server::ListenTls() {
       }
       log::Warning("Warning: Could not create server TCP listening socket {}:{}: {}", ip, port,
                    uv_strerror(rc));
-      log::Warning("Failed listening on port {} (tls), aborting.", port);
+      log::Warning("Failed listening on port {} ({}), aborting.", port, tls ? "tls" : "tcp");
       return false;
     }
-    uv_os_fd_t fd = -1;
-    uv_fileno(tcp.handle(), &fd);
-    tls_listen_fds_.push_back(fd);
+    if (tls) {
+      // A connection accepted on this listener starts with a handshake.
+      uv_os_fd_t fd = -1;
+      uv_fileno(tcp.handle(), &fd);
+      tls_listen_fds_.push_back(fd);
+    }
     listeners_.push_back(std::move(tcp));
   }
   return true;

@@ -212,6 +212,9 @@ class Server final : public ServerControl,
   // The TLS listener (tls-port) and its context (server/tls/context.h):
   // built at start-up, rebuilt by CONFIG SET tls-*.
   bool ListenTls();
+  // A listener on every `bind` address at `port` (TLS: its connections
+  // start with a handshake); false, logged as Redis does, when one fails.
+  bool ListenOnBindAddresses(int port, bool tls);
   std::optional<std::string> ConfigureTls();
   void ResumeAccepting();
 
