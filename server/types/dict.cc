@@ -52,8 +52,8 @@ Dict::Node* Dict::NewNode(std::string_view key, std::string_view value) {
   n->next = nullptr;
   n->key_len = static_cast<uint32_t>(key.size());
   n->value_len = static_cast<uint32_t>(value.size());
-  if (!key.empty()) std::memcpy(n->bytes(), key.data(), key.size());
-  if (!value.empty()) std::memcpy(n->bytes() + key.size(), value.data(), value.size());
+  if (!value.empty()) std::memcpy(n->bytes(), value.data(), value.size());
+  if (!key.empty()) std::memcpy(n->bytes() + value.size(), key.data(), key.size());
   return n;
 }
 

@@ -18,17 +18,26 @@ namespace latch {
 
 // ---------------------------------------------------------------- skiplist nodes
 
-// An element of the skiplist is a Dict node: key = member, value bytes =
-//   [score: double][backward: Node*][level 0: forward Node*, span u64]…
-// read and written with memcpy (the value bytes follow the member's, with
-// no alignment). The header is a node of the same shape with kMaxLevel
-// levels, allocated apart from the Dict.
+// An element of the skiplist is a Dict node: key = member, value bytes (at a
+// fixed offset from the node: dict.h puts them before the key) =
+//   [score: double][backward: Node*]
+//   [level 0: forward Node*, span u64, forward's score: double]…
+// read and written with memcpy. The header is a node of the same shape with
+// kMaxLevel levels, allocated apart from the Dict.
+//
+// Each level keeps a copy of the score of the node it points to, so a
+// search decides whether to step forward from the node it stands on: it
+// reads the next node only when it moves there (or, on equal scores, to
+// compare members). A skiplist search is a chain of cache misses, one per
+// node read; Redis's reads the node after the stop point on every level
+// too, which these copies save. The copy is written wherever a link is
+// (Link) and where a linked node's score changes in place (SlRescore).
 namespace {
 
 using Node = Dict::Node;
 constexpr int kMaxLevel = 32;  // enough for 2^64 elements at p = 1/4
 constexpr size_t kBase = 16;   // score and backward link
-constexpr size_t kLevelBytes = 16;
+constexpr size_t kLevelBytes = 24;
 constexpr size_t kMaxValue = kBase + kMaxLevel * kLevelBytes;
 const char kZeros[kMaxValue] = {};
 
@@ -59,8 +68,20 @@ inline Node* Forward(const Node* n, int i) {
   std::memcpy(&p, Val(n) + kBase + kLevelBytes * static_cast<size_t>(i), sizeof(p));
   return p;
 }
-inline void SetForward(Node* n, int i, Node* p) {
-  std::memcpy(MutVal(n) + kBase + kLevelBytes * static_cast<size_t>(i), &p, sizeof(p));
+// The score of the node level i of n points to (0 when none).
+inline double FwdScore(const Node* n, int i) {
+  double d;
+  std::memcpy(&d, Val(n) + kBase + kLevelBytes * static_cast<size_t>(i) + 16, 8);
+  return d;
+}
+// Level i of n points to p, whose score is `score`.
+inline void Link(Node* n, int i, Node* p, double score) {
+  char* at = MutVal(n) + kBase + kLevelBytes * static_cast<size_t>(i);
+  std::memcpy(at, &p, sizeof(p));
+  std::memcpy(at + 16, &score, 8);
+}
+inline void SetFwdScore(Node* n, int i, double score) {
+  std::memcpy(MutVal(n) + kBase + kLevelBytes * static_cast<size_t>(i) + 16, &score, 8);
 }
 inline uint64_t Span(const Node* n, int i) {
   uint64_t s;
@@ -76,6 +97,13 @@ inline int Levels(const Node* n) {
 // (score, member) order: the skiplist's and the listpack's.
 inline bool Before(double s1, std::string_view m1, double s2, std::string_view m2) {
   return s1 < s2 || (s1 == s2 && m1.compare(m2) < 0);
+}
+// Whether the node level i of `at` points to, f, comes before (score,
+// member): f itself is read only on equal scores.
+inline bool NextBefore(const Node* at, int i, const Node* f, double score,
+                       std::string_view member) {
+  const double s = FwdScore(at, i);
+  return s < score || (s == score && f->key().compare(member) < 0);
 }
 
 // Redis's zslRandomLevel: each further level with probability 1/4.
@@ -186,7 +214,7 @@ void ZSetValue::SlInsert(Node* x) {
   for (int i = sl.level - 1; i >= 0; --i) {
     // The rank crossed to reach the node before the insert point, level by level.
     rank[i] = i == sl.level - 1 ? 0 : rank[i + 1];
-    for (Node* f = Forward(at, i); f != nullptr && Before(ScoreOf(f), f->key(), score, member);
+    for (Node* f = Forward(at, i); f != nullptr && NextBefore(at, i, f, score, member);
          f = Forward(at, i)) {
       rank[i] += Span(at, i);
       at = f;
@@ -203,8 +231,8 @@ void ZSetValue::SlInsert(Node* x) {
     sl.level = level;
   }
   for (int i = 0; i < level; ++i) {
-    SetForward(x, i, Forward(update[i], i));
-    SetForward(update[i], i, x);
+    Link(x, i, Forward(update[i], i), FwdScore(update[i], i));
+    Link(update[i], i, x, score);
     SetSpan(x, i, Span(update[i], i) - (rank[0] - rank[i]));
     SetSpan(update[i], i, (rank[0] - rank[i]) + 1);
   }
@@ -218,23 +246,36 @@ void ZSetValue::SlInsert(Node* x) {
   }
 }
 
-void ZSetValue::SlUnlink(Node* x) {
-  SkipList& sl = *sl_;
-  Node* update[kMaxLevel];
+// The node before x's place on every level (x's score as it is linked).
+void ZSetValue::SlPredecessors(const Node* x, Node** update) const {
+  const SkipList& sl = *sl_;
   const double score = ScoreOf(x);
   const std::string_view member = x->key();
   Node* at = sl.header;
   for (int i = sl.level - 1; i >= 0; --i) {
-    for (Node* f = Forward(at, i); f != nullptr && Before(ScoreOf(f), f->key(), score, member);
+    for (Node* f = Forward(at, i); f != nullptr && NextBefore(at, i, f, score, member);
          f = Forward(at, i)) {
       at = f;
     }
     update[i] = at;
   }
+}
+
+void ZSetValue::SlRescore(Node* x, double score) {
+  Node* update[kMaxLevel];
+  SlPredecessors(x, update);
+  SetScore(x, score);
+  for (int i = 0; i < Levels(x); ++i) SetFwdScore(update[i], i, score);
+}
+
+void ZSetValue::SlUnlink(Node* x) {
+  SkipList& sl = *sl_;
+  Node* update[kMaxLevel];
+  SlPredecessors(x, update);
   for (int i = 0; i < sl.level; ++i) {
     if (Forward(update[i], i) == x) {
       SetSpan(update[i], i, Span(update[i], i) + Span(x, i) - 1);
-      SetForward(update[i], i, Forward(x, i));
+      Link(update[i], i, Forward(x, i), FwdScore(x, i));
     } else {
       SetSpan(update[i], i, Span(update[i], i) - 1);
     }
@@ -254,7 +295,7 @@ size_t ZSetValue::SlRank(double score, std::string_view member) const {
   for (int i = sl.level - 1; i >= 0; --i) {
     for (Node* f = Forward(at, i);
          f != nullptr &&
-         (ScoreOf(f) < score || (ScoreOf(f) == score && f->key().compare(member) <= 0));
+         (FwdScore(at, i) < score || (FwdScore(at, i) == score && f->key().compare(member) <= 0));
          f = Forward(at, i)) {
       rank += Span(at, i);
       at = f;
@@ -386,7 +427,7 @@ ZSetValue::Iter ZSetValue::FirstInRange(const ScoreRange& range) const {
   }
   const Node* at = sl.header;
   for (int i = sl.level - 1; i >= 0; --i) {
-    for (Node* f = Forward(at, i); f != nullptr && !range.AboveMin(ScoreOf(f));
+    for (Node* f = Forward(at, i); f != nullptr && !range.AboveMin(FwdScore(at, i));
          f = Forward(at, i)) {
       at = f;
     }
@@ -415,7 +456,8 @@ ZSetValue::Iter ZSetValue::LastInRange(const ScoreRange& range) const {
   }
   const Node* at = sl.header;
   for (int i = sl.level - 1; i >= 0; --i) {
-    for (Node* f = Forward(at, i); f != nullptr && range.BelowMax(ScoreOf(f)); f = Forward(at, i)) {
+    for (Node* f = Forward(at, i); f != nullptr && range.BelowMax(FwdScore(at, i));
+         f = Forward(at, i)) {
       at = f;
     }
   }
@@ -541,7 +583,7 @@ ZSetValue::SetResult ZSetValue::Set(std::string_view member, double score,
     Node* back = Backward(n);
     Node* next = Forward(n, 0);
     if ((back == nullptr || ScoreOf(back) < score) && (next == nullptr || ScoreOf(next) > score)) {
-      SetScore(n, score);
+      SlRescore(n, score);
     } else {
       SlUnlink(n);
       SetScore(n, score);

@@ -192,6 +192,10 @@ class ZSetValue final : public Object {
   // skiplist
   void SlInsert(Node* x);
   void SlUnlink(Node* x);  // takes x out of the levels (not out of the Dict)
+  // x's new score, where x stays between its neighbours: the levels that
+  // point to x get the new score's copy (zset.cc).
+  void SlRescore(Node* x, double score);
+  void SlPredecessors(const Node* x, Node** update) const;
   size_t SlRank(double score, std::string_view member) const;  // 1-based; 0: absent
   Node* SlByRank(size_t rank) const;                           // 1-based
   Node* SlNewNode(std::string_view member, double score);
