@@ -36,12 +36,12 @@
 // Use an eviction policy only for keys that are not locks (a cache kept on
 // the same node), in another database than the locks, and prefer a node of
 // its own for that.
-#include <malloc.h>
 
 #include <algorithm>
 
 #include "server/log.h"
 #include "server/server.h"
+#include "server/used_memory.h"
 
 namespace latch {
 
@@ -56,11 +56,10 @@ bool Volatile(MaxMemoryPolicy p) {
 
 uint64_t Server::MemoryForEviction() {
   // As Redis: the memory the log's buffer holds does not count (it is freed
-  // once written, and evicting keys would only grow it with DELs). malloc's
-  // own figure, read directly: memory() also walks every client.
-  struct mallinfo2 mi = mallinfo2();
-  uint64_t used = mi.uordblks + mi.hblkhd;
-  if (used == 0) used = memory().used;  // an allocator without books (ASan)
+  // once written, and evicting keys would only grow it with DELs). The
+  // allocation counter, read directly (O(1); memory() also walks every
+  // client).
+  const uint64_t used = used_memory::Counted() ? used_memory::Bytes() : memory().used;
   const aof::Writer* log = persistence_->log();
   uint64_t not_counted = log != nullptr ? log->buffer_length() : 0;
   return used > not_counted ? used - not_counted : 0;

@@ -1,7 +1,6 @@
 // INFO: the server's state, section by section, with Redis's field names
 // where they apply. Each section is computed from the parts it describes,
 // nothing cached.
-#include <malloc.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -15,6 +14,7 @@
 #include "server/scripting/engine.h"
 #include "server/scripting/known_scripts.h"
 #include "server/server.h"
+#include "server/used_memory.h"
 
 namespace latch {
 
@@ -441,14 +441,14 @@ ServerControl::MemoryFigures Server::memory() {
   });
   m.log_buffer = persistence_->log() != nullptr ? persistence_->log()->buffer_length() : 0;
   m.keys = store_.total_size();
-  struct mallinfo2 mi = mallinfo2();
-  m.used = mi.uordblks + mi.hblkhd;
-  // An allocator that keeps no such books (a sanitizer's) reports 0. Then
-  // the resident size at start-up plus what the data structures say they
-  // hold: the resident size itself would not shrink when keys are deleted
-  // (a sanitizer keeps freed memory in quarantine), and maxmemory's
-  // eviction could never get below its limit.
-  if (m.used == 0) {
+  // Counted as allocated (used_memory.h). Under a sanitizer's allocator,
+  // which is not counted, the resident size at start-up plus what the data
+  // structures say they hold: the resident size itself would not shrink
+  // when keys are deleted (a sanitizer keeps freed memory in quarantine),
+  // and maxmemory's eviction could never get below its limit.
+  if (used_memory::Counted()) {
+    m.used = used_memory::Bytes();
+  } else {
     m.used = startup_memory_ == 0 ? m.rss : startup_memory_ + m.dataset + m.clients + m.log_buffer;
   }
   peak_memory_ = std::max(peak_memory_, m.used);
