@@ -45,10 +45,8 @@ void EvalGeneric(CommandContext& ctx, bool by_sha, bool read_only) {
     return;
   }
   Engine& engine = ctx.control().scripts();
-  std::string sha;
-  if (by_sha) {
-    sha = ToLower(ctx.argv[1]);
-  } else {
+  std::string_view sha = ctx.argv[1];
+  if (!by_sha) {
     std::string error;
     const std::string* loaded = engine.Load(ctx.argv[1], &error);
     if (loaded == nullptr) {
@@ -57,14 +55,16 @@ void EvalGeneric(CommandContext& ctx, bool by_sha, bool read_only) {
     }
     sha = *loaded;
   }
-  const EvalScript* script = engine.Find(sha);
+  // (The cache's own copy of the SHA1, lower case: nothing allocated.)
+  const std::string* key = nullptr;
+  const EvalScript* script = engine.Find(sha, &key);
   if (script == nullptr) {
     ctx.reply.Error(kNoScript);
     return;
   }
   auto rest = ctx.argv.subspan(3);
   auto n = static_cast<size_t>(*numkeys);
-  engine.RunEval(ctx, sha, *script, rest.first(n), rest.subspan(n), read_only);
+  engine.RunEval(ctx, *key, *script, rest.first(n), rest.subspan(n), read_only);
 }
 
 }  // namespace

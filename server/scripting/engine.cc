@@ -88,15 +88,17 @@ void Engine::EnsureFunctionsState() {
 
 // ---------------------------------------------------------------- EVAL's cache
 
-const EvalScript* Engine::Find(std::string_view sha) const {
+const EvalScript* Engine::Find(std::string_view sha, const std::string** key) const {
   if (sha.size() != 40) return nullptr;
   char lower[40];
   for (size_t i = 0; i < 40; ++i) {
     char c = sha[i];
     lower[i] = c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c;
   }
-  auto it = scripts_.find(std::string(lower, 40));
-  return it == scripts_.end() ? nullptr : &it->second;
+  auto it = scripts_.find(std::string_view(lower, 40));
+  if (it == scripts_.end()) return nullptr;
+  if (key != nullptr) *key = &it->first;
+  return &it->second;
 }
 
 const std::string* Engine::Load(std::string_view body, std::string* error) {

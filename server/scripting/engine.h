@@ -35,6 +35,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -161,8 +162,10 @@ class Engine {
   void Configure(const Config& config);
 
   // ---- EVAL's script cache
-  // The cached script with this SHA1 (hex, any case), or nullptr.
-  const EvalScript* Find(std::string_view sha) const;
+  // The cached script with this SHA1 (hex, any case), or nullptr; `key`,
+  // if given, is set to its SHA1 as the cache keeps it (lower case). No
+  // allocation: EVALSHA runs it on every call.
+  const EvalScript* Find(std::string_view sha, const std::string** key = nullptr) const;
   // Adds `body` (EVAL, SCRIPT LOAD): its SHA1, or nullptr after writing the
   // error (a bad shebang, a compile error) to *error.
   const std::string* Load(std::string_view body, std::string* error);
@@ -232,7 +235,12 @@ class Engine {
   const bool* native_known_;  // config known-scripts-native
   int hook_budget_ = 0;
   std::unique_ptr<LuaState> eval_;
-  std::unordered_map<std::string, EvalScript> scripts_;  // by lower-case sha
+  // By lower-case sha, looked up by string_view (no key string built).
+  struct ShaHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, EvalScript, ShaHash, std::equal_to<>> scripts_;
   size_t scripts_bytes_ = 0;
   std::unique_ptr<LuaState> fn_state_;
   std::map<std::string, Library> libraries_;

@@ -8,7 +8,7 @@
 
 namespace latch::scripting {
 
-const resp::Reply* ScriptClient::Call(std::span<const std::string_view> argv) {
+resp::Reply* ScriptClient::Call(std::span<const std::string_view> argv) {
   capture_.RewindTo(0);
   capture_.SetProtocol(resp_);
   CommandRunner::Result r = ctx_.Call(
@@ -50,13 +50,13 @@ bool ScriptRun::Invoke(std::initializer_list<LuaArg> args, resp::Reply* out) {
     argv[argc] = a.Bytes(storage[argc]);
     ++argc;
   }
-  const resp::Reply* r = client_.Call(std::span<const std::string_view>(argv, argc));
+  resp::Reply* r = client_.Call(std::span<const std::string_view>(argv, argc));
   if (r == nullptr) {
     // Refused as a whole, exactly as when sent alone.
     reply().Error(client_.refusal());
     return false;
   }
-  *out = *r;
+  *out = std::move(*r);  // (the capture is rewound by the next call)
   return true;
 }
 

@@ -48,8 +48,9 @@ class ScriptClient {
 
   // Runs argv through the gate. Returns its reply (an error reply when the
   // gate refused it), or nullptr when the lease policy refused it: the
-  // script must end, with refusal() as its reply.
-  const resp::Reply* Call(std::span<const std::string_view> argv);
+  // script must end, with refusal() as its reply. The reply is the
+  // client's until the next call: a caller may move it out.
+  resp::Reply* Call(std::span<const std::string_view> argv);
 
   // redis.setresp: the protocol replies are captured in (2 or 3).
   int resp() const { return resp_; }
