@@ -5,73 +5,86 @@
 
 namespace latch::resp {
 
-Reply* ReplyCapture::Place(Reply value) {
-  Reply* at;
+// Values are written where they go (the root, or the next element of the
+// open aggregate), not built aside and moved there: a script's redis.call
+// captures a reply per call, and each temporary Reply was a string and a
+// vector to construct and destroy.
+Reply* ReplyCapture::Slot() {
   if (stack_.empty()) {
     if (done_) return nullptr;  // only the first reply is kept
-    root_ = std::move(value);
-    at = &root_;
     done_ = true;
-  } else {
-    Frame& f = stack_.back();
-    f.reply->elements.push_back(std::move(value));
-    at = &f.reply->elements.back();
+    return &root_;  // (fresh: set up by the constructor or RewindTo)
   }
+  return &stack_.back().reply->elements.emplace_back();
+}
+
+void ReplyCapture::Placed() {
   // Close every aggregate that this value completed.
   if (!stack_.empty()) {
     --stack_.back().missing;
     while (!stack_.empty() && stack_.back().missing == 0) stack_.pop_back();
   }
-  return at;
+}
+
+void ReplyCapture::Text(Reply::Type type, std::string_view s) {
+  if (Reply* r = Slot()) {
+    r->type = type;
+    r->str.assign(s);
+  }
+  Placed();
+}
+
+void ReplyCapture::Number(Reply::Type type, int64_t v) {
+  if (Reply* r = Slot()) {
+    r->type = type;
+    r->integer = v;
+  }
+  Placed();
 }
 
 void ReplyCapture::Open(Reply::Type type, size_t n) {
-  Reply r;
-  r.type = type;
-  r.elements.reserve(n);
-  Reply* at = Place(std::move(r));
-  // Place() closed nothing for this one yet: it still waits for n children.
+  Reply* at = Slot();
+  if (at != nullptr) {
+    at->type = type;
+    // (Reserved: the children are written into it through this pointer.)
+    at->elements.reserve(n);
+  }
+  Placed();
+  // Placed() closed nothing for this one yet: it still waits for n children.
   if (at != nullptr && n > 0) stack_.push_back({at, n});
 }
 
 void ReplyCapture::Simple(std::string_view s) {
-  Reply r;
-  r.type = Reply::Type::kSimple;
-  r.str = std::string(s);
-  Place(std::move(r));
+  Text(Reply::Type::kSimple, s);
 }
 
 void ReplyCapture::Error(std::string_view text) {
   CountError(text);
-  Reply r;
-  r.type = Reply::Type::kError;
-  r.str = std::string(text);
-  for (char& c : r.str) {
-    if (c == '\r' || c == '\n') c = ' ';
+  if (Reply* r = Slot()) {
+    r->type = Reply::Type::kError;
+    r->str.assign(text);
+    for (char& c : r->str) {
+      if (c == '\r' || c == '\n') c = ' ';
+    }
   }
-  Place(std::move(r));
+  Placed();
 }
 
 void ReplyCapture::Int(int64_t v) {
-  Reply r;
-  r.type = Reply::Type::kInteger;
-  r.integer = v;
-  Place(std::move(r));
+  Number(Reply::Type::kInteger, v);
 }
 
 void ReplyCapture::Bulk(std::string_view s) {
-  Reply r;
-  r.type = Reply::Type::kBulk;
-  r.str = std::string(s);
-  Place(std::move(r));
+  Text(Reply::Type::kBulk, s);
 }
 
 void ReplyCapture::Null() {
-  Place(Reply{});
+  Slot();  // (a fresh Reply is a null)
+  Placed();
 }
 
 void ReplyCapture::NullArray() {
-  Place(Reply{});
+  Null();
 }
 
 void ReplyCapture::Array(size_t n) {
@@ -94,31 +107,21 @@ void ReplyCapture::Double(double v) {
   char buf[64];
   int len = std::isinf(v) ? std::snprintf(buf, sizeof(buf), "%s", v > 0 ? "inf" : "-inf")
                           : std::snprintf(buf, sizeof(buf), "%.17g", v);
-  Reply r;
-  r.type = resp3_ ? Reply::Type::kDouble : Reply::Type::kBulk;
-  r.str.assign(buf, static_cast<size_t>(len));
-  Place(std::move(r));
+  Text(resp3_ ? Reply::Type::kDouble : Reply::Type::kBulk,
+       std::string_view(buf, static_cast<size_t>(len)));
 }
 
 void ReplyCapture::Bool(bool v) {
-  Reply r;
-  r.type = resp3_ ? Reply::Type::kBoolean : Reply::Type::kInteger;
-  r.integer = v ? 1 : 0;
-  Place(std::move(r));
+  Number(resp3_ ? Reply::Type::kBoolean : Reply::Type::kInteger, v ? 1 : 0);
 }
 
 void ReplyCapture::Verbatim(std::string_view format, std::string_view text) {
-  Reply r;
-  r.type = resp3_ ? Reply::Type::kVerbatim : Reply::Type::kBulk;
-  r.str = resp3_ ? std::string(format) + ":" + std::string(text) : std::string(text);
-  Place(std::move(r));
+  Text(resp3_ ? Reply::Type::kVerbatim : Reply::Type::kBulk,
+       resp3_ ? std::string(format) + ":" + std::string(text) : std::string(text));
 }
 
 void ReplyCapture::BigNumber(std::string_view digits) {
-  Reply r;
-  r.type = resp3_ ? Reply::Type::kBigNumber : Reply::Type::kBulk;
-  r.str = std::string(digits);
-  Place(std::move(r));
+  Text(resp3_ ? Reply::Type::kBigNumber : Reply::Type::kBulk, digits);
 }
 
 }  // namespace latch::resp

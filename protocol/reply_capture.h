@@ -49,9 +49,13 @@ class ReplyCapture final : public ReplySink {
   }
 
  private:
-  // Places a value: as the root, or as the next element of the open
-  // aggregate. Returns where it went.
-  Reply* Place(Reply value);
+  // Where the next value goes: the root, or a new last element of the open
+  // aggregate (nullptr once the root is complete: only the first reply is
+  // kept). Placed() then closes the aggregates that value completed.
+  Reply* Slot();
+  void Placed();
+  void Text(Reply::Type type, std::string_view s);
+  void Number(Reply::Type type, int64_t v);
   void Open(Reply::Type type, size_t n);
 
   bool resp3_;

@@ -49,12 +49,12 @@ class LuaArg {
   bool nil() const { return kind_ == Kind::kNil; }
   // The bytes Redis passes to the command: a number is printed with
   // "%.17g", as Redis 7.0 does (so 1000 → "1000", 1e20 → "1e+20").
-  std::string_view Bytes(std::string& storage) const {
+  // A number is printed into `storage` (the longest, "-1.2345678901234567e-308",
+  // is 24 bytes).
+  std::string_view Bytes(char (&storage)[32]) const {
     if (kind_ != Kind::kNumber) return str_;
-    char buf[64];
-    int n = std::snprintf(buf, sizeof(buf), "%.17g", num_);
-    storage.assign(buf, static_cast<size_t>(n));
-    return storage;
+    int n = std::snprintf(storage, sizeof(storage), "%.17g", num_);
+    return std::string_view(storage, static_cast<size_t>(n));
   }
 
  private:

@@ -41,7 +41,7 @@ bool ScriptRun::Invoke(std::initializer_list<LuaArg> args, resp::Reply* out) {
     out->str = std::move(text);
     return true;
   };
-  std::string storage[8];
+  char storage[8][32];  // numbers, printed (nothing built for strings)
   std::string_view argv[8];
   size_t argc = 0;
   if (args.size() > std::size(argv)) return fail("ERR Too many arguments in a script call");
