@@ -9,18 +9,8 @@ namespace latch {
 
 // A command's key specs: its own (KeySpecs), or the one its legacy key
 // range makes (first, last, step), as COMMAND INFO reports them.
-std::vector<KeySpec> KeySpecsOf(const CommandSpec& cmd) {
-  if (!cmd.key_specs.empty()) return cmd.key_specs;
-  std::vector<KeySpec> specs;
-  if (cmd.first_key > 0) {
-    KeySpec k;
-    k.flags = cmd.key_spec_flags;
-    k.index = cmd.first_key;
-    k.lastkey = cmd.last_key < 0 ? cmd.last_key : cmd.last_key - cmd.first_key;
-    k.keystep = cmd.key_step;
-    specs.push_back(std::move(k));
-  }
-  return specs;
+std::span<const KeySpec> KeySpecsOf(const CommandSpec& cmd) {
+  return cmd.key_specs;
 }
 
 namespace {
@@ -43,7 +33,7 @@ int Atoi(std::string_view text) {
 // ZUNIONSTORE, LMPOP…), which Redis falls back to when a spec does not fit
 // the arguments: numkeys "01", "+1" or " 1" is no number to the spec's
 // parser (string2ll) but is 1 to atoi.
-void GenericKeys(std::span<const std::string_view> argv, const std::vector<KeySpec>& specs,
+void GenericKeys(std::span<const std::string_view> argv, std::span<const KeySpec> specs,
                  const KeySpec& counted, std::vector<std::pair<int, const KeySpec*>>* out) {
   out->clear();
   const int argc = static_cast<int>(argv.size());
@@ -71,7 +61,7 @@ void GenericKeys(std::span<const std::string_view> argv, const std::vector<KeySp
 // count it reads differently (GenericKeys).
 bool KeyPositions(const CommandSpec& cmd, std::span<const std::string_view> argv,
                   std::vector<std::pair<int, const KeySpec*>>* out,
-                  const std::vector<KeySpec>& specs) {
+                  std::span<const KeySpec> specs) {
   const int argc = static_cast<int>(argv.size());
   for (const KeySpec& spec : specs) {
     if (spec.unknown) continue;  // the command finds those itself
@@ -138,6 +128,19 @@ std::vector<std::string> KeyFlagsFor(const CommandSpec& cmd, const KeySpec& spec
     }
   }
   return declared;
+}
+
+KeyAccess KeyAccessFor(const CommandSpec& cmd, const KeySpec& spec,
+                       std::span<const std::string_view> argv) {
+  KeyAccess a{spec.reads, spec.writes, spec.not_key};
+  // SET overwrites (OW update), or reads the old value too with GET (RW
+  // access update): KeyFlagsFor's rule.
+  if (spec.variable_flags && cmd.fullname == "set") {
+    bool get = false;
+    for (size_t i = 3; i < argv.size(); ++i) get |= EqualsIgnoreCase(argv[i], "GET");
+    a = KeyAccess{get, true, false};
+  }
+  return a;
 }
 
 }  // namespace latch
