@@ -69,7 +69,14 @@ def test_acl_check_cmd_answers_for_the_running_user(acl_pair, proto):
             steps_same(u, [("EVAL", CHECK, "0") + args])
             # The default user may run everything it names.
             steps_same(admin, [("EVAL", CHECK, "0") + args])
-        # FCALL's functions ask the same way; so does the no-writes form.
+        # A function asks the same way (FCALL), and so does EVAL_RO.
+        lib = ("#!lua name=aclchk\nredis.register_function('chk', function(keys, args) "
+               "return redis.acl_check_cmd(unpack(args)) end)")
+        steps_same(admin, [("FUNCTION", "LOAD", "REPLACE", lib)])
+        steps_same(u, [("FCALL", "chk", "0", "get", "lock:app1:a"),
+                       ("FCALL", "chk", "0", "get", "lock:app2:a"),
+                       ("FCALL", "chk", "0", "nosuch")])
+        steps_same(admin, [("FUNCTION", "DELETE", "aclchk")])
         steps_same(u, [("EVAL_RO", CHECK, "0", "set", "lock:app2:a", "v"),
                        ("EVAL", CHECK, "0"),
                        ("EVAL", "return redis.acl_check_cmd({})", "0"),
