@@ -78,7 +78,7 @@ def test_latch_redlock_as_an_acl_user_over_tls(certs, tmp_path):
             srv.stop()
 
 
-def test_latch_fixture_up_and_run_with_tls_and_a_user(tmp_path):
+def test_latch_fixture_up_and_run_with_tls_and_a_user(tmp_path, certs):
     fixture, redlock = tool("latch-fixture"), tool("latch-redlock")
     d = tmp_path / "fx"
     env = {"LATCH_SERVER": lt.latch_binary()}
@@ -124,6 +124,20 @@ def test_latch_fixture_up_and_run_with_tls_and_a_user(tmp_path):
     p = run([fixture, "run", "--node-count", "3", "--tls", "--user", "app", "--", "sh", "-c",
              script], env=dict(env, REDLOCK=redlock, REDISCLI_AUTH="pw"), timeout=60)
     assert p.returncode == 0, p.stdout + p.stderr
+    # The fixture's own requests go over TLS with its client options: told
+    # to trust another CA, it cannot read its nodes (status says "?").
+    p = run([fixture, "up", "--node-count", "1", "--dir", str(d), "--tls", "--cacert",
+             certs["other-ca.crt"]], env=env)
+    assert p.returncode == 0, p.stderr
+    try:
+        p = run([fixture, "status", "--dir", str(d)], env=env)
+        assert p.returncode == 0 and "up=yes" in p.stdout and "keys=?" in p.stdout, p.stdout
+        p = run([fixture, "fault", "0", "LIST", "--dir", str(d)], env=env)
+        assert p.returncode == 2 and "did not answer" in p.stderr, p.stderr
+    finally:
+        run([fixture, "down", "--dir", str(d)], env=env)
+    p = run([fixture, "up", "--node-count", "1", "--dir", str(d), "--cacert", "x"], env=env)
+    assert p.returncode == 64 and "need --tls" in p.stderr, p.stderr
 
 
 def test_latch_chaos_with_tls_and_a_user(certs):
