@@ -111,6 +111,11 @@ struct KeySpec {
   bool keynum = false;
   int lastkey = 0, keystep = 1, limit = 0;
   int keynumidx = 0, firstkey = 1;
+  // What `flags` say, read once by the registry (CommandRegistry::Index) so
+  // that the ACL check of each request compares no strings: the key is
+  // read ("access"), changed ("insert", "delete", "update"), not a key at
+  // all ("not_key"), or the arguments decide ("variable_flags": SET … GET).
+  bool reads = false, writes = false, not_key = false, variable_flags = false;
 };
 
 struct CommandSpec;

@@ -1,6 +1,7 @@
 #include "server/command_keys.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "protocol/text.h"
 
@@ -8,40 +9,76 @@ namespace latch {
 
 // A command's key specs: its own (KeySpecs), or the one its legacy key
 // range makes (first, last, step), as COMMAND INFO reports them.
-std::vector<KeySpec> KeySpecsOf(const CommandSpec& cmd) {
-  if (!cmd.key_specs.empty()) return cmd.key_specs;
-  std::vector<KeySpec> specs;
-  if (cmd.first_key > 0) {
-    KeySpec k;
-    k.flags = cmd.key_spec_flags;
-    k.index = cmd.first_key;
-    k.lastkey = cmd.last_key < 0 ? cmd.last_key : cmd.last_key - cmd.first_key;
-    k.keystep = cmd.key_step;
-    specs.push_back(std::move(k));
-  }
-  return specs;
+std::span<const KeySpec> KeySpecsOf(const CommandSpec& cmd) {
+  return cmd.key_specs;
 }
+
+namespace {
+
+// A key found by a command's getkeys procedure rather than by its specs
+// carries no flags (Redis's genericGetKeys sets 0): the ACL then asks only
+// that some key pattern matches it, whatever its read/write access.
+const KeySpec kNoFlags{};
+
+// C's atoi, which Redis's genericGetKeys uses for numkeys: leading white
+// space, a sign, digits up to the first other character; a value past
+// long's range saturates, then is cut to int as a C cast does.
+int Atoi(std::string_view text) {
+  const std::string copy(text);  // strtol stops at a NUL as atoi does
+  return static_cast<int>(std::strtol(copy.c_str(), nullptr, 10));
+}
+
+// Redis's genericGetKeys(storeKeyOfs, keyCountOfs, firstKeyOfs, 1), the
+// getkeys procedure of every command whose keys are counted (EVAL, FCALL,
+// ZUNIONSTORE, LMPOP…), which Redis falls back to when a spec does not fit
+// the arguments: numkeys "01", "+1" or " 1" is no number to the spec's
+// parser (string2ll) but is 1 to atoi.
+void GenericKeys(std::span<const std::string_view> argv, std::span<const KeySpec> specs,
+                 const KeySpec& counted, std::vector<std::pair<int, const KeySpec*>>* out) {
+  out->clear();
+  const int argc = static_cast<int>(argv.size());
+  const int count_at = counted.index + counted.keynumidx;
+  const int first = counted.index + counted.firstkey;
+  if (count_at >= argc) return;
+  const int num = Atoi(argv[static_cast<size_t>(count_at)]);
+  if (num < 1 || num > (argc - first)) return;
+  for (int i = 0; i < num; ++i) out->emplace_back(first + i, &kNoFlags);
+  // The destination of the *STORE forms (a plain spec before the count).
+  for (const KeySpec& spec : specs) {
+    if (&spec != &counted && !spec.keynum && !spec.unknown && spec.index < count_at) {
+      out->emplace_back(spec.index, &kNoFlags);
+    }
+  }
+}
+
+}  // namespace
 
 // The positions of the keys in `argv` (the command's own, argv[0] its
 // name), spec by spec, each with its spec's flags, as Redis 7.0's
 // getKeysUsingKeySpecs finds them. False when a spec does not fit the
 // arguments (numkeys past them, or less than one): Redis then asks the
-// command's getkeys procedure, which finds no key either.
+// command's getkeys procedure, which finds no key either — except for a
+// count it reads differently (GenericKeys).
 bool KeyPositions(const CommandSpec& cmd, std::span<const std::string_view> argv,
                   std::vector<std::pair<int, const KeySpec*>>* out,
-                  const std::vector<KeySpec>& specs) {
+                  std::span<const KeySpec> specs) {
   const int argc = static_cast<int>(argv.size());
   for (const KeySpec& spec : specs) {
     if (spec.unknown) continue;  // the command finds those itself
     int first = spec.index, last;
     const int step = std::max(spec.keystep, 1);
     if (spec.keynum) {
-      if (spec.keynumidx >= argc - first) continue;
-      auto numkeys = ParseInt64(argv[static_cast<size_t>(first + spec.keynumidx)]);
-      if (!numkeys || *numkeys < 0) continue;
+      std::optional<int64_t> numkeys;
+      if (spec.keynumidx < argc - first) {
+        numkeys = ParseInt64(argv[static_cast<size_t>(first + spec.keynumidx)]);
+      }
+      const int64_t l = numkeys ? first + spec.firstkey + *numkeys - 1 : 0;
+      if (!numkeys || *numkeys < 1 || l >= argc) {
+        // The spec does not fit: the command's getkeys procedure decides.
+        GenericKeys(argv, specs, spec, out);
+        return true;
+      }
       first += spec.firstkey;
-      const int64_t l = first + *numkeys - 1;
-      if (l >= argc) return false;
       last = static_cast<int>(l);
     } else if (spec.lastkey >= 0) {
       last = first + spec.lastkey;
@@ -91,6 +128,19 @@ std::vector<std::string> KeyFlagsFor(const CommandSpec& cmd, const KeySpec& spec
     }
   }
   return declared;
+}
+
+KeyAccess KeyAccessFor(const CommandSpec& cmd, const KeySpec& spec,
+                       std::span<const std::string_view> argv) {
+  KeyAccess a{spec.reads, spec.writes, spec.not_key};
+  // SET overwrites (OW update), or reads the old value too with GET (RW
+  // access update): KeyFlagsFor's rule.
+  if (spec.variable_flags && cmd.fullname == "set") {
+    bool get = false;
+    for (size_t i = 3; i < argv.size(); ++i) get |= EqualsIgnoreCase(argv[i], "GET");
+    a = KeyAccess{get, true, false};
+  }
+  return a;
 }
 
 }  // namespace latch

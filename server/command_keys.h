@@ -16,16 +16,16 @@
 namespace latch {
 
 // A command's key specs: its own (KeySpecs), or the one its legacy key
-// range makes (first, last, step), as COMMAND INFO reports them.
-std::vector<KeySpec> KeySpecsOf(const CommandSpec& cmd);
+// range makes (first, last, step), as COMMAND INFO reports them. (The
+// registry resolves both into CommandSpec::key_specs: no copy.)
+std::span<const KeySpec> KeySpecsOf(const CommandSpec& cmd);
 
 // The positions of the keys in `argv` (the command's own, argv[0] its
 // name), spec by spec, each with its spec. False when a spec does not fit
 // the arguments (numkeys past them, or less than one): Redis then asks the
 // command's getkeys procedure, which finds no key either.
 bool KeyPositions(const CommandSpec& cmd, std::span<const std::string_view> argv,
-                  std::vector<std::pair<int, const KeySpec*>>* out,
-                  const std::vector<KeySpec>& specs);
+                  std::vector<std::pair<int, const KeySpec*>>* out, std::span<const KeySpec> specs);
 
 // The key SORT / SORT_RO stores into (STORE key), which no key spec can
 // find: Redis's sortGetKeys. The ACL check tests it for writing.
@@ -37,5 +37,13 @@ std::optional<int> SortStoreKey(std::span<const std::string_view> argv);
 // value (RW access update).
 std::vector<std::string> KeyFlagsFor(const CommandSpec& cmd, const KeySpec& spec,
                                      std::span<const std::string_view> argv);
+
+// The same as the ACL check needs it, without building strings: whether
+// the key is read and/or changed, or is no key at all.
+struct KeyAccess {
+  bool reads = false, writes = false, not_key = false;
+};
+KeyAccess KeyAccessFor(const CommandSpec& cmd, const KeySpec& spec,
+                       std::span<const std::string_view> argv);
 
 }  // namespace latch

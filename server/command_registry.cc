@@ -255,13 +255,43 @@ CommandRegistry::CommandRegistry() {
   Index();
 }
 
+namespace {
+
+// A command's key specs made complete once: the one its legacy range
+// (Keys()) stands for when it declared none, and each spec's flags read
+// into booleans (KeySpec::reads…). The ACL check then takes them as they
+// are, without a copy per request.
+void ResolveKeySpecs(CommandSpec& c) {
+  if (c.key_specs.empty() && c.first_key > 0) {
+    KeySpec k;
+    k.flags = c.key_spec_flags;
+    k.index = c.first_key;
+    k.lastkey = c.last_key < 0 ? c.last_key : c.last_key - c.first_key;
+    k.keystep = c.key_step;
+    c.key_specs.push_back(std::move(k));
+  }
+  for (KeySpec& k : c.key_specs) {
+    auto has = [&](std::string_view f) {
+      return std::find(k.flags.begin(), k.flags.end(), f) != k.flags.end();
+    };
+    k.reads = has("access");
+    k.writes = has("insert") || has("delete") || has("update");
+    k.not_key = has("not_key");
+    k.variable_flags = has("variable_flags");
+  }
+}
+
+}  // namespace
+
 void CommandRegistry::Index() {
   for (CommandSpec& c : commands_) {
     c.fullname = c.name;
     c.index = count_++;
+    ResolveKeySpecs(c);
     for (CommandSpec& s : c.subcommands) {
       s.fullname = c.name + "|" + s.name;
       s.index = count_++;
+      ResolveKeySpecs(s);
     }
   }
   size_t n = 64;

@@ -270,6 +270,7 @@ std::vector<ConfigParam> BuildParams() {
   p.push_back(Affects(Bool("tls-replication", &Config::tls_replication), kEffectTls));
   p.push_back(Affects(Bool("tls-cluster", &Config::tls_cluster), kEffectTls));
   p.push_back(OptionalString("aclfile", &Config::aclfile, false));
+  p.push_back(Int("acllog-max-len", &Config::acllog_max_len, 0, kLongMax));
   p.push_back(Enum<DebugCommand>(
       "enable-debug-command", &Config::enable_debug_command,
       {{"no", DebugCommand::kNo}, {"yes", DebugCommand::kYes}, {"local", DebugCommand::kLocal}},

@@ -100,6 +100,8 @@ struct Config {
   // here with `user <name> <rules…>` lines (each line's words after "user").
   std::string aclfile;
   std::vector<std::vector<std::string>> users;
+  // ACL LOG's length: cut to it when an entry is added.
+  int64_t acllog_max_len = 128;
   // DEBUG subcommands (fault injection for tests): no, yes, or local
   // (loopback clients only).
   DebugCommand enable_debug_command = DebugCommand::kNo;

@@ -414,7 +414,9 @@ void Server::Accept(int fd, bool unix_socket, bool tls) {
     c->Flush();
     return;
   }
-  if (config_.protected_mode && config_.requirepass.empty() && !c->local) {
+  // Protected mode: while the default user needs no password (nopass,
+  // whether requirepass or ACL rules made it so), strangers are refused.
+  if (config_.protected_mode && acl_users_.Default().nopass && !c->local) {
     ++stats_.rejected_connections;
     if (tls) {
       c->Close();

@@ -70,6 +70,7 @@ Server::Server(Config config, std::unique_ptr<Clock> clock)
   // ACL: the default user's password is requirepass; ACL LOG describes a
   // client as CLIENT LIST does; a deleted user's sessions end.
   gate_.set_acl_users(&acl_users_);
+  acl_users_.log_max_len = static_cast<size_t>(config_.acllog_max_len);
   acl_users_.SetRequirePass(config_.requirepass);
   if (auto err = acl::LoadConfigured(acl_users_, config_)) {
     log::Warning("Error loading the configured ACL users: {}", *err);
@@ -538,6 +539,7 @@ std::optional<std::string> Server::Reconfigure(const Config& updated, uint32_t e
   // CONFIG SET requirepass: the default user's passwords become that one
   // (none: nopass), as in Redis.
   if (before.requirepass != config_.requirepass) acl_users_.SetRequirePass(config_.requirepass);
+  acl_users_.log_max_len = static_cast<size_t>(config_.acllog_max_len);
   return std::nullopt;
 }
 

@@ -55,7 +55,15 @@ constexpr const char* kUnlockLua =
 // sends requests that cannot fail.
 class Client {
  public:
-  explicit Client(int port) : c_("127.0.0.1", port) {}
+  // Logs in first when a password is given (--user/--pass).
+  Client(int port, const std::string& user, const std::string& password) : c_("127.0.0.1", port) {
+    if (password.empty()) return;
+    if (user.empty()) {
+      Call({"AUTH", password});
+    } else {
+      Call({"AUTH", user, password});
+    }
+  }
   Reply Call(std::initializer_list<std::string_view> args) {
     Reply r = c_.Call(args);
     if (r.is_error()) throw std::runtime_error("error reply: " + r.str);
@@ -74,6 +82,7 @@ struct Options {
   bool wait = true;
   std::chrono::milliseconds poll{100};
   bool lua = false;
+  std::string user, password;  // AUTH [user] password on every connection
 };
 
 struct Turn {
@@ -84,7 +93,7 @@ struct Turn {
 const latch::cli::Manual kManual = {
     "latch-contention", "N clients taking turns on one lock key (the contention benchmark's load)",
     "latch-contention --port P --mode wait|poll [--clients N] [--duration D] [--hold D]\n"
-    "                 [--poll D] [--release delifeq|lua]",
+    "                 [--poll D] [--release delifeq|lua] [--user NAME] [--pass P]",
     R"MAN(DESCRIPTION
     Each client is a thread with its own connection to 127.0.0.1:P. A turn:
     acquire, hold the key for --hold, release, then wait for the round to
@@ -105,18 +114,31 @@ OPTIONS
     --poll D              poll mode's mean sleep (default 100ms)
     --release delifeq|lua DELIFEQ (latch), or the compare-and-delete Lua
                           script by EVALSHA (as the libraries send it to Redis)
+    --user NAME           every connection logs in as that ACL user (AUTH NAME
+                          P; needs --pass): the load of an ACL-checked client
+    -a, --pass P          the password (default $REDISCLI_AUTH, as redis-cli,
+                          else $LATCH_PASSWORD)
     -h, --help            this manual
     --version             the version
 
 EXIT STATUS
-    0 done, 2 an error talking to the server, 64 usage error
+    0 done, 2 an error talking to the server (a refused AUTH too), 64 usage
+    error
+
+ENVIRONMENT
+    REDISCLI_AUTH         the default --pass (redis-cli's variable)
+    LATCH_PASSWORD        the default --pass when REDISCLI_AUTH is not set
 )MAN"};
 
 Options Parse(int argc, char** argv) {
   Options o;
   std::string mode, release = "delifeq";
+  if (const char* pw = std::getenv("LATCH_PASSWORD"); pw != nullptr && *pw != '\0') o.password = pw;
+  if (const char* pw = std::getenv("REDISCLI_AUTH"); pw != nullptr && *pw != '\0') o.password = pw;
   latch::cli::Parser p(kManual);
   p.Int("port", &o.port, 1, 65535)
+      .Text("user", &o.user)
+      .Text("pass", &o.password, 'a')
       .Int("clients", &o.clients, 2, 10000)
       .Duration("duration", &o.duration, std::chrono::milliseconds(1),
                 std::chrono::milliseconds(3'600'000))
@@ -131,6 +153,7 @@ Options Parse(int argc, char** argv) {
   if (!p.Parse(argc, argv).operands.empty()) p.Fail("takes no arguments");
   if (!p.Given("port")) p.Fail("--port is required");
   if (!p.Given("mode")) p.Fail("--mode is required");
+  if (!o.user.empty() && o.password.empty()) p.Fail("--user needs a password (--pass)");
   o.wait = mode == "wait";
   o.lua = release == "lua";
   return o;
@@ -142,7 +165,7 @@ int main(int argc, char** argv) {
   const Options o = Parse(argc, argv);
   std::string sha;
   try {
-    Client admin(o.port);
+    Client admin(o.port, o.user, o.password);
     admin.Call({"DEL", kKey});
     if (o.lua) sha = admin.Call({"SCRIPT", "LOAD", kUnlockLua}).str;
   } catch (const std::exception& e) {
@@ -163,7 +186,7 @@ int main(int argc, char** argv) {
 
   auto client = [&](int id) {
     try {
-      Client c(o.port);
+      Client c(o.port, o.user, o.password);
       const std::string me = "client-" + std::to_string(id);
       std::mt19937_64 rng(static_cast<uint64_t>(id) * 7919 + 1);
       const int64_t poll_ms = o.poll.count();

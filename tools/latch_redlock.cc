@@ -43,6 +43,7 @@
 
 #include "common/unique_fd.h"
 #include "tools/cli/options.h"
+#include "tools/redlock/connect_options.h"
 #include "tools/redlock/redlock.h"
 
 namespace {
@@ -63,7 +64,7 @@ constexpr int kExitNotFound = 127;
 const latch::cli::Manual kManual = {
     "latch-redlock", "run a command while holding a RedLock lock: a distributed flock(1)",
     "latch-redlock [--nodes HOST:PORT,...] --key NAME --ttl DURATION [--wait DURATION]\n"
-    "              [--password P] [--kill-after DURATION] [--node-timeout DURATION]\n"
+    "              [--user NAME] [--pass P] [--kill-after DURATION] [--node-timeout DURATION]\n"
     "              [--tls [--cacert FILE] [--cacertdir DIR] [--cert FILE --tls-key FILE]\n"
     "               [--sni NAME] [--insecure]] [--fence] [--verbose] [--] COMMAND [ARGS...]\n"
     "latch-redlock acquire [--nodes ...] --key NAME --ttl DURATION [--wait DURATION] [--fence]\n"
@@ -115,7 +116,10 @@ OPTIONS
                           nodes' max-lock-ttl
     --wait DURATION       keep trying this long if the lock is busy (default:
                           one try)
-    --password P          AUTH P on every connection (or env LATCH_PASSWORD)
+    --user NAME           log in as that ACL user (AUTH NAME P; needs --pass)
+    -a, --pass P          the password sent with AUTH on every connection
+                          (--password: the same; default $REDISCLI_AUTH, as
+                          redis-cli, else $LATCH_PASSWORD)
     --tls                 connect to the nodes' tls-port with TLS (the options
                           below are redis-cli's)
     --cacert FILE         trust the CA certificates in FILE (default: the
@@ -160,7 +164,8 @@ EXIT STATUS
 
 ENVIRONMENT
     LATCH_NODES           the default --nodes (latch-fixture up prints it)
-    LATCH_PASSWORD        the default --password
+    REDISCLI_AUTH         the default --pass (redis-cli's variable)
+    LATCH_PASSWORD        the default --pass when REDISCLI_AUTH is not set
     LATCH_FENCE           set for COMMAND with --fence: the fencing token
 
 EXAMPLES
@@ -175,7 +180,7 @@ SEE ALSO
 
 struct Args {
   std::string sub;  // "", "acquire", "release", "status"
-  std::string nodes, key, password, token;
+  std::string nodes, key, token;
   std::optional<Millis> ttl;
   Millis wait{0};
   Millis kill_after{3000};
@@ -183,7 +188,7 @@ struct Args {
   bool verbose = false;
   bool fence = false;
   std::vector<std::string> command;
-  latch::TlsClientOptions tls;
+  latch::ConnectOptions connect;  // --user, --pass, --tls and its options
 };
 
 [[noreturn]] void UsageError(const std::string& message) {
@@ -196,7 +201,7 @@ bool IsSubcommand(std::string_view word) {
 
 Args ParseArgs(int argc, char** argv) {
   Args a;
-  if (const char* pw = std::getenv("LATCH_PASSWORD")) a.password = pw;
+  a.connect.FromEnvironment();
   if (const char* nodes = std::getenv("LATCH_NODES")) a.nodes = nodes;
   Millis ttl{0};
   latch::cli::Parser p(kManual);
@@ -205,19 +210,12 @@ Args ParseArgs(int argc, char** argv) {
       .Text("key", &a.key)
       .Duration("ttl", &ttl, Millis{1}, day)
       .Duration("wait", &a.wait, Millis{0}, day)
-      .Text("password", &a.password)
       .Text("token", &a.token)
       .Duration("kill-after", &a.kill_after, Millis{0}, day)
       .Duration("node-timeout", &a.node_timeout, Millis{1}, day)
       .Flag("fence", &a.fence)
-      .Flag("tls", &a.tls.enabled)
-      .Text("cacert", &a.tls.cacert)
-      .Text("cacertdir", &a.tls.cacertdir)
-      .Text("cert", &a.tls.cert)
-      .Text("tls-key", &a.tls.key)
-      .Text("sni", &a.tls.sni)
-      .Flag("insecure", &a.tls.insecure)
       .Flag("verbose", &a.verbose, 'v');
+  a.connect.Declare(p);
   // Stop at the first operand, as env(1) and timeout(1) do, so that
   // COMMAND's own options stay COMMAND's. A subcommand comes first, or
   // first after the options ("--key k status"); its options may follow it.
@@ -713,13 +711,9 @@ int main(int argc, char** argv) {
   if (!endpoints) UsageError("--nodes: " + error);
 
   latch::RedLockOptions options;
-  options.password = a.password;
-  if (a.tls.enabled) {
-    options.tls = latch::TlsClient::Build(a.tls, &error);
-    if (!options.tls) UsageError(error);
-  } else if (!a.tls.cacert.empty() || !a.tls.cert.empty() || !a.tls.sni.empty()) {
-    UsageError("--cacert, --cert, --tls-key and --sni need --tls");
-  }
+  options.user = a.connect.user;
+  options.password = a.connect.password;
+  if (auto err = a.connect.Build(&options.tls)) UsageError(*err);
   options.node_timeout = a.node_timeout;
   options.fence = a.fence;
   latch::RedLock* self = nullptr;

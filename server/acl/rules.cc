@@ -244,18 +244,19 @@ Denied Selector::Check(const CommandSpec& cmd, std::span<const std::string_view>
   // The keys, each with the access its key spec says: reading it
   // ("access") needs R, changing it (insert, update, delete) needs W.
   if (!all_keys) {
-    const std::vector<KeySpec> specs = KeySpecsOf(cmd);
-    std::vector<std::pair<int, const KeySpec*>> positions;
+    // Allocation-free on the hot path: the specs are the command's own (no
+    // copy), their flags read once by the registry, and the positions go
+    // into a buffer each thread keeps (its capacity stays once grown).
+    const std::span<const KeySpec> specs = KeySpecsOf(cmd);
+    thread_local std::vector<std::pair<int, const KeySpec*>> positions;
+    positions.clear();
     if (!specs.empty() && KeyPositions(cmd, argv, &positions, specs)) {
       for (const auto& [i, spec] : positions) {
-        const std::vector<std::string> flags = KeyFlagsFor(cmd, *spec, argv);
-        auto has = [&](std::string_view f) {
-          return std::find(flags.begin(), flags.end(), f) != flags.end();
-        };
-        if (has("not_key")) continue;
+        const KeyAccess access = KeyAccessFor(cmd, *spec, argv);
+        if (access.not_key) continue;
         int need = 0;
-        if (has("access")) need |= kPermRead;
-        if (has("insert") || has("delete") || has("update")) need |= kPermWrite;
+        if (access.reads) need |= kPermRead;
+        if (access.writes) need |= kPermWrite;
         const std::string_view key = argv[static_cast<size_t>(i)];
         const bool ok = std::any_of(keys.begin(), keys.end(), [&](const KeyPattern& k) {
           return (k.perms & need) == need && GlobMatch(k.pattern, key);

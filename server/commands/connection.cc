@@ -9,6 +9,7 @@
 #include "server/acl/users.h"
 #include "server/commands/common.h"
 #include "server/control.h"
+#include "server/pubsub.h"
 #include "server/watch.h"
 
 namespace latch::commands {
@@ -294,10 +295,12 @@ void Monitor(CommandContext& ctx) {
 // RESET: the connection as it was when it opened (Redis 6.2's
 // clearClientConnectionState): out of MONITOR, database 0, RESP2, the
 // default user (authenticated again only if no password is set), no
-// transaction and no watched key, no name, replies on. The reply is +RESET.
+// transaction and no watched key, no subscription (dropped without a
+// confirmation each), no name, replies on. The reply is +RESET.
 void Reset(CommandContext& ctx) {
   Session& s = ctx.session;
   if (s.monitor) ctx.control().RemoveMonitor(s);
+  ctx.pubsub.Forget(s);
   s.db = 0;
   ctx.store.Select(0);
   s.resp = 2;
@@ -639,11 +642,11 @@ void RegisterConnection(CommandRegistry& r) {
             conn("Authenticate to the server", "1.0.0",
                  "O(N) where N is the number of passwords defined for the user"),
             {Optional(Str("username"), "6.0.0"), Str("password")}));
-  // RESET runs at once inside MULTI (it discards the transaction), and
-  // before authentication, as in Redis.
+  // RESET runs at once inside MULTI (it discards the transaction), before
+  // authentication, and in RESP2's subscribed mode (it leaves it): Redis's.
   r.Add(Cmd("reset", 1,
             kCmdNoScript | kCmdLoading | kCmdStale | kFast | kCmdNoAuth | kCmdAllowBusy |
-                kCmdTransactionControl,
+                kCmdTransactionControl | kCmdSubscribedContext,
             Reset, {"fast", "connection"}, conn("Reset the connection", "6.2.0")));
   r.Add(Cmd("select", 2, kCmdLoading | kCmdStale | kFast, Select, {"fast", "connection"},
             conn("Change the selected database for the current connection", "1.0.0"),

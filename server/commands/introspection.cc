@@ -122,7 +122,7 @@ void GetKeys(CommandContext& ctx, bool with_flags) {
     ctx.reply.Error("ERR Invalid command specified");
     return;
   }
-  const std::vector<KeySpec> specs = KeySpecsOf(*cmd);
+  const std::span<const KeySpec> specs = KeySpecsOf(*cmd);
   if (specs.empty()) {
     ctx.reply.Error("ERR The command has no key arguments");
     return;

@@ -9,8 +9,10 @@
 
 #include "common/sha1.h"
 #include "protocol/text.h"
+#include "server/acl/users.h"
 #include "server/command.h"
 #include "server/config.h"
+#include "server/control.h"
 #include "server/log.h"
 #include "server/scripting/engine.h"
 #include "server/scripting/functions_load.h"
@@ -239,20 +241,24 @@ int Debug(lua_State*) {
   return 0;
 }
 
-// Whether argv names a command (and subcommand), as lookupCommand.
-bool KnownCommand(const LuaRun& run) noexcept {
-  if (run.argv.empty()) return false;
+// The command (or subcommand) argv names, as lookupCommand finds it: a
+// container alone names itself; an unknown subcommand names nothing.
+const CommandSpec* NamedCommand(const LuaRun& run) noexcept {
+  if (run.argv.empty()) return nullptr;
   const CommandSpec* cmd = CommandRegistry::Get().Find(run.argv[0]);
-  if (cmd == nullptr) return false;
-  if (cmd->subcommands.empty() || run.argv.size() < 2) return true;
+  if (cmd == nullptr) return nullptr;
+  if (cmd->subcommands.empty() || run.argv.size() < 2) return cmd;
   for (const CommandSpec& sub : cmd->subcommands) {
-    if (EqualsIgnoreCase(sub.name, run.argv[1])) return true;
+    if (EqualsIgnoreCase(sub.name, run.argv[1])) return &sub;
   }
-  return false;
+  return nullptr;
 }
 
-// redis.acl_check_cmd: latch has one user, allowed every command (AUTH
-// only): true for any known command.
+// redis.acl_check_cmd(cmd, args…): whether the user running the script
+// (the client that sent EVAL or FCALL) may run that command with those
+// arguments — its command rules, key patterns and channels, as the ACL
+// check of a real call would decide, but without logging a refusal
+// (luaRedisAclCheckCmdPermissionsCommand). Arity is not checked.
 int AclCheckCmd(lua_State* L) {
   LuaRun* run = LuaState::From(L).run();
   if (run == nullptr) {
@@ -265,10 +271,17 @@ int AclCheckCmd(lua_State* L) {
   if (!CollectArgs(L, *run, argc)) {
     return ErrorOut(L, "Lua redis lib command arguments must be strings or integers", true);
   }
-  bool known = KnownCommand(*run);
+  const CommandSpec* cmd = NamedCommand(*run);
+  bool allowed = false;
+  if (cmd != nullptr) {
+    CommandContext& ctx = run->client.ctx();
+    int pos = 0;
+    allowed = ctx.control().acl_users().Of(ctx.session).Check(*cmd, run->argv, &pos) ==
+              acl::Denied::kNone;
+  }
   lua_settop(L, 0);
-  if (!known) return ErrorOut(L, "Invalid command passed to redis.acl_check_cmd()", true);
-  lua_pushboolean(L, 1);
+  if (cmd == nullptr) return ErrorOut(L, "Invalid command passed to redis.acl_check_cmd()", true);
+  lua_pushboolean(L, allowed ? 1 : 0);
   return 1;
 }
 

@@ -129,6 +129,25 @@ SCRIPTS = {
         (0, ("PUBSUB", "HELP"), 1),
         (0, ("PUBSUB", "NUMSUB"), 1),
     ],
+    # RESET is allowed in RESP2's subscribed mode and ends every
+    # subscription silently (clearClientConnectionState), in either protocol.
+    "reset_leaves_subscribed_mode": [
+        (0, ("SUBSCRIBE", "a"), 1),
+        (0, ("PSUBSCRIBE", "p*"), 1),
+        (0, ("SSUBSCRIBE", "s"), 1),
+        (0, ("RESET",), 1),
+        (1, ("PUBLISH", "a", "m"), 1),
+        (1, ("PUBLISH", "pa", "m"), 1),
+        (1, ("SPUBLISH", "s", "m"), 1),
+        (1, ("PUBSUB", "NUMSUB", "a"), 1),
+        (1, ("PUBSUB", "NUMPAT"), 1),
+        (1, ("PUBSUB", "SHARDNUMSUB", "s"), 1),
+        (0, ("PING",), 1),
+        (0, ("GET", "x"), 1),
+        (0, ("SUBSCRIBE", "b"), 1),
+        (0, ("RESET",), 1),
+        (1, ("PUBSUB", "NUMSUB", "b"), 1),
+    ],
     "publisher_subscribed_to_itself": [
         (0, ("SUBSCRIBE", "me"), 1),
         (0, ("PUBLISH", "me", "x"), "resp3-only"),

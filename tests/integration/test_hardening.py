@@ -1042,6 +1042,60 @@ def test_protected_mode_denies_non_loopback_clients_like_redis(start, tmp_path):
             red.stop()
 
 
+def test_protected_mode_ends_once_the_default_user_has_a_password_by_acl(start, tmp_path):
+    """Protected mode refuses strangers only while the default user is
+    `nopass` (Redis 7.0's check is that flag, not requirepass): a password
+    given by ACL SETUSER, by a `user default` line or by the aclfile lets a
+    non-loopback client in (to be asked to authenticate), and so does
+    `resetpass` (no password at all: nobody can log in as default)."""
+    with NetNs() as ns:
+        bind = (ns.host_ip, "127.0.0.1")
+        latch = start("--bind", *bind)
+        red = redis(tmp_path, bind=bind)
+        ask = encode("PING") + encode("AUTH", "pw") + encode("PING") + encode("QUIT")
+        try:
+            for srv in (latch.srv, red):
+                with srv.conn() as c:
+                    assert c.cmd("ACL", "SETUSER", "default", ">pw") == b"OK"
+                    got = ns.exchange(srv.port, ask)
+                    assert got == NOAUTH + b"+OK\r\n+PONG\r\n+OK\r\n", (srv.name, got)
+                    # (This connection stays logged in as default.)
+                    assert c.cmd("ACL", "SETUSER", "default", "resetpass") == b"OK"
+                    got = ns.exchange(srv.port, encode("PING") + encode("QUIT"))
+                    assert got == NOAUTH + b"+OK\r\n", (srv.name, got)
+                    assert c.cmd("ACL", "SETUSER", "default", "nopass") == b"OK"
+                    assert ns.exchange(srv.port, b"") == DENIED, srv.name
+        finally:
+            red.stop()
+        for how in ("line", "aclfile"):
+            conf = tmp_path / ("%s.conf" % how)
+            acl = tmp_path / "users.acl"
+            acl.write_text("user default on >pw ~* &* +@all\n")
+            conf.write_text("user default on >pw ~* &* +@all\n" if how == "line" else
+                            "aclfile %s\n" % acl)
+            servers = []
+            for kind, binary, extra in (("latch", lt.latch_binary(), ["--quarantine", "never"]),
+                                        ("redis", lt.redis_server_binary(), ["--save", ""])):
+                work = tmp_path / ("%s-%s" % (kind, how))
+                work.mkdir()
+                servers.append(lt.ServerProcess(
+                    kind, lambda p, b=binary, w=work, e=extra: [
+                        b, str(conf), "--port", str(p), "--bind", *bind, "--dir", str(w)] + e,
+                    str(work)).start())
+            try:
+                for srv in servers:
+                    got = ns.exchange(srv.port, ask)
+                    assert got == NOAUTH + b"+OK\r\n+PONG\r\n+OK\r\n", (how, srv.name, got)
+                    with srv.conn() as c:
+                        assert c.cmd("AUTH", "pw") == b"OK"
+                        assert c.cmd("ACL", "SETUSER", "default", "nopass") == b"OK"
+                    got = ns.exchange(srv.port, b"")
+                    assert got == DENIED, (how, srv.name, got)
+            finally:
+                for srv in servers:
+                    srv.stop()
+
+
 def test_debug_command_local_refuses_non_loopback_clients(start):
     """enable-debug-command local: DEBUG from a loopback client only."""
     with NetNs() as ns:

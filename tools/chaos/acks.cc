@@ -242,7 +242,7 @@ std::string FirstWord(const resp::Reply& r) {
 
 void AckWriter(AckBook& book, const Options& o, int node, latch::Endpoint ep,
                std::vector<Rewrite> plan, Clock::time_point t0, Clock::time_point end) {
-  latch::NodeSet conn({ep});
+  std::unique_ptr<latch::NodeSet> conn = o.Connect({ep});
   AckBook::WriterStats st;
   const bool writes = o.ack_rate > 0;
   const auto interval =
@@ -261,7 +261,7 @@ void AckWriter(AckBook& book, const Options& o, int node, latch::Endpoint ep,
   // writes in it are neither acknowledged nor refused.
   auto round = [&](const std::string& request, size_t replies, int* lo, int* hi) {
     *lo = book.run(node);
-    auto r = conn.Round(request, replies, timeout);
+    auto r = conn->Round(request, replies, timeout);
     *hi = book.run(node);
     std::optional<std::vector<resp::Reply>> out;
     if (r[0].ok()) {

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "tools/redlock/connect_options.h"
 #include "tools/redlock/redlock.h"
 
 namespace latch::chaos {
@@ -86,6 +87,16 @@ struct Options {
   bool verbose = false;
   bool schedule_only = false;
   bool fence = false;  // acquire with fencing tokens and check their order (fencing.h)
+  // --user/--pass/--tls…: how every connection to the nodes logs in and
+  // whether it is TLS. With --tls the run makes its certificates (main.cc)
+  // and `tls` is the client context built from them.
+  latch::ConnectOptions connect;
+  std::shared_ptr<const latch::TlsClient> tls;
+  latch::GeneratedCerts certs;
+  // A NodeSet to `eps` that logs in and speaks TLS as the options say.
+  std::unique_ptr<latch::NodeSet> Connect(std::vector<latch::Endpoint> eps) const {
+    return std::make_unique<latch::NodeSet>(std::move(eps), connect.password, tls, connect.user);
+  }
 };
 
 // Parses the command line (options.cc, with tools/cli/options.h): --help

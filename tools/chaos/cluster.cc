@@ -55,6 +55,10 @@ std::vector<std::string> Cluster::Args(const NodeConf& c) const {
     a.insert(a.end(), {"--debug-wall-offset-ms", std::to_string(c.wall_offset_ms)});
   }
   if (!c.clock_id.empty()) a.insert(a.end(), {"--debug-clock-id", c.clock_id});
+  // TLS and the user every connection logs in as (chaos.h: Connect).
+  const std::vector<std::string> security =
+      o_.connect.NodeOptions(c.tls_port != 0 ? &o_.certs : nullptr, c.tls_port);
+  a.insert(a.end(), security.begin(), security.end());
   return a;
 }
 
@@ -72,11 +76,15 @@ void Cluster::StartAll() {
     ::setenv("ASAN_OPTIONS", (opts + "verify_asan_link_order=0").c_str(), 1);
   }
   for (int i = 0; i < o_.nodes; ++i) {
-    NodeConf conf{o_.appendfsync, o_.quarantine, o_.quarantine_ms, 0, ""};
+    NodeConf conf{o_.appendfsync, o_.quarantine, o_.quarantine_ms, 0, "", 0};
+    // The TLS port is fixed for the node's life, as its plain port.
+    if (o_.tls) conf.tls_port = launch::FreePort();
     launch::ServerSpec spec;
     spec.binary = o_.server;
     spec.dir = root_ + "/node" + std::to_string(i);
     spec.args = Args(conf);
+    spec.user = o_.connect.user;
+    spec.password = o_.connect.password;
     nodes_.emplace_back(launch::ServerProcess(std::move(spec)), conf);
   }
   const auto now = Clock::now();
@@ -86,7 +94,11 @@ void Cluster::StartAll() {
     } catch (const launch::LaunchError& e) {
       throw HarnessError{"node " + std::to_string(i) + ": " + e.what()};
     }
-    endpoints_.push_back(latch::Endpoint{nodes_[i].server.host(), nodes_[i].server.port()});
+    // Every connection of the run goes to the TLS port when there is one
+    // (the plain port serves only the launcher's readiness PING).
+    const uint16_t port =
+        nodes_[i].conf.tls_port != 0 ? nodes_[i].conf.tls_port : nodes_[i].server.port();
+    endpoints_.push_back(latch::Endpoint{nodes_[i].server.host(), port});
     acks_.RunStarted(i, nodes_[i].conf.appendfsync);
     runs_.push_back(NodeRun{i, nodes_[i].conf, now, std::nullopt, false});
   }
@@ -386,11 +398,11 @@ void Cluster::PowerLoss(const std::vector<int>& which, NodeEvent::Kind mark, con
   if (which.empty()) return;
   std::vector<latch::Endpoint> eps;
   for (int i : which) eps.push_back(endpoints_[i]);
-  latch::NodeSet admin(eps);
+  std::unique_ptr<latch::NodeSet> admin = o_.Connect(eps);
   std::string req;
   latch::resp::AppendRequest(req, {"DEBUG", "POWERLOSS"});
   // No reply comes: the node exits, and the closed connection ends the round.
-  auto results = admin.Round(req, 1, kAdminTimeout);
+  auto results = admin->Round(req, 1, kAdminTimeout);
   for (size_t k = 0; k < which.size(); ++k) {
     const latch::NodeResult& r = results[k];
     if (r.ok() && r.replies[0].is_error()) {
@@ -688,7 +700,7 @@ void Cluster::VerifyAll(const Log& log) {
 }
 
 std::optional<std::vector<bool>> Cluster::ReadBack(int i, const std::vector<int64_t>& ns) {
-  latch::NodeSet conn({endpoints_[i]});
+  std::unique_ptr<latch::NodeSet> conn = o_.Connect({endpoints_[i]});
   std::vector<bool> out;
   out.reserve(ns.size());
   constexpr size_t kChunk = 1000;  // GETs per pipelined round
@@ -698,7 +710,7 @@ std::optional<std::vector<bool>> Cluster::ReadBack(int i, const std::vector<int6
     for (size_t k = 0; k < count; ++k) {
       resp::AppendRequest(req, {"GET", AckKey(i, ns[at + k])});
     }
-    auto r = conn.Round(req, count, kAdminTimeout);
+    auto r = conn->Round(req, count, kAdminTimeout);
     if (!r[0].ok()) return std::nullopt;
     for (size_t k = 0; k < count; ++k) {
       const resp::Reply& reply = r[0].replies[k];
@@ -712,10 +724,10 @@ std::optional<std::vector<bool>> Cluster::ReadBack(int i, const std::vector<int6
 
 std::optional<resp::Reply> Cluster::Command(int i, std::initializer_list<std::string_view> args,
                                             Millis timeout) {
-  latch::NodeSet probe({endpoints_[i]});
+  std::unique_ptr<latch::NodeSet> probe = o_.Connect({endpoints_[i]});
   std::string req;
   latch::resp::AppendRequest(req, args);
-  auto r = probe.Round(req, 1, timeout);
+  auto r = probe->Round(req, 1, timeout);
   if (!r[0].ok()) return std::nullopt;
   return r[0].replies[0];
 }

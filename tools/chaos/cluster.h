@@ -77,7 +77,8 @@ struct NodeConf {
   std::string quarantine;
   int64_t quarantine_ms = -1;  // -1: not given
   int64_t wall_offset_ms = 0;
-  std::string clock_id;  // empty: the real one
+  std::string clock_id;   // empty: the real one
+  uint16_t tls_port = 0;  // --tls: where the clients connect (0: no TLS)
 };
 
 // One run of one node: a process from its start to its stop.

@@ -75,8 +75,7 @@ std::string Joined(const std::vector<std::string>& v) {
   return s;
 }
 
-int RunChaos(const Options& o, const std::vector<Fault>& schedule,
-             const std::vector<Rewrite>& rewrites) {
+int RunChaos(Options o, const std::vector<Fault>& schedule, const std::vector<Rewrite>& rewrites) {
   if (::access(o.server.c_str(), X_OK) != 0) {
     throw HarnessError{"latch-server not found at " + o.server + " (use --server PATH)"};
   }
@@ -85,6 +84,14 @@ int RunChaos(const Options& o, const std::vector<Fault>& schedule,
     throw HarnessError{std::string("mkdtemp: ") + std::strerror(errno)};
   }
   const std::string root = tmpl;
+  if (o.connect.tls.enabled) {
+    // The run's own CA and certificates (tls/ in its directory): the
+    // servers present one, the clients check it and present theirs.
+    if (auto err = o.connect.UseGeneratedCerts(root + "/tls", &o.certs)) {
+      throw HarnessError{"--tls: " + *err};
+    }
+    if (auto err = o.connect.Build(&o.tls)) throw HarnessError{*err};
+  }
   std::string kinds;
   for (FaultKind k : o.faults) kinds += (kinds.empty() ? "" : ",") + std::string(FaultWord(k));
   std::printf(

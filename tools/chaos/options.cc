@@ -25,7 +25,9 @@ const cli::Manual kManual = {
     "            [--quarantine-duration D] [--ack-rate N] [--rewrites yes|no]\n"
     "            [--appendonly yes|no] [--ttl D] [--timeline FILE.svg] [--html FILE]\n"
     "            [--server PATH] [--check-aof PATH|none] [--keep] [--verbose]\n"
-    "            [--print-schedule] [--fence]",
+    "            [--print-schedule] [--fence] [--user NAME] [--pass P]\n"
+    "            [--tls [--cacert FILE] [--cacertdir DIR] [--cert FILE --tls-key FILE]\n"
+    "             [--sni NAME] [--insecure]]",
     R"MAN(DESCRIPTION
     Starts N latch-server processes on loopback, runs M RedLock clients that
     take turns on one key and one writer per node whose acknowledged SETs are
@@ -113,6 +115,20 @@ OPTIONS
     --fence              acquire with fencing tokens and also check that a later
                          holder always carries a larger token (reported apart:
                          "token order violations: N"; any makes the exit status 1)
+    --user NAME          the servers get an ACL user NAME (every command and
+                         key) and their default user is off: every connection
+                         of the run logs in as NAME (AUTH NAME P)
+    -a, --pass P         its password (--password: the same; default
+                         $REDISCLI_AUTH, else $LATCH_PASSWORD); without --user,
+                         the servers' requirepass
+    --tls                every server also listens on a tls-port with a
+                         certificate the run makes (a CA, server and client
+                         certificates in the run's directory, tls/), and every
+                         client, writer and probe connects there with TLS
+                         (client certificate included: tls-auth-clients yes)
+    --cacert FILE, --cacertdir DIR, --cert FILE, --tls-key FILE, --sni NAME,
+    --insecure           as latch-redlock's (redis-cli's names): the clients'
+                         TLS settings, in place of the made ones
     -h, --help           this manual
     --version            the version
 
@@ -197,10 +213,12 @@ Options ParseOptions(int argc, char** argv) {
       .Choice("rewrites", &rewrites, {"yes", "no"})
       .Text("check-aof", &o.check_aof)
       .Flag("fence", &o.fence)
-      .Flag("verbose", &o.verbose, 'v')
-      .Refused("nodes",
-               "a HOST:PORT list in every latch tool; to start N nodes: "
-               "--node-count N")
+      .Flag("verbose", &o.verbose, 'v');
+  o.connect.FromEnvironment();
+  o.connect.Declare(p);
+  p.Refused("nodes",
+            "a HOST:PORT list in every latch tool; to start N nodes: "
+            "--node-count N")
       .Refused("page", "now --html FILE (the same page as latch-fixture check --html)")
       .Refused("schedule-only", "now --print-schedule (as in latch-fixture run)")
       .Refused("quarantine-ms", "now --quarantine-duration D, with a unit (2s, 500ms)");
@@ -229,6 +247,18 @@ Options ParseOptions(int argc, char** argv) {
   if (!p.Given("check-aof")) o.check_aof = cli::Companion("latch-check-aof", X_OK);
   o.slow_fsync_lib = cli::Companion("latch-chaos-slow-fsync.so", R_OK);
   if (o.check_aof == "none") o.check_aof.clear();
+  {
+    // Checked now (a usage error, exit 64); the TLS context itself is made
+    // once the run's certificates exist.
+    std::shared_ptr<const latch::TlsClient> unused;
+    latch::ConnectOptions plain = o.connect;
+    plain.tls = latch::TlsClientOptions{};
+    if (auto err = plain.Build(&unused)) Usage(*err);
+    if (!o.connect.tls.enabled && (p.Given("cacert") || p.Given("cacertdir") || p.Given("cert") ||
+                                   p.Given("tls-key") || p.Given("sni") || p.Given("insecure"))) {
+      Usage("--cacert, --cacertdir, --cert, --tls-key, --sni and --insecure need --tls");
+    }
+  }
   return o;
 }
 

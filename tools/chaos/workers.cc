@@ -71,6 +71,9 @@ void Worker(Shared& sh, int id) {
     }
   };
   ro.fence = o.fence;
+  ro.user = o.connect.user;
+  ro.password = o.connect.password;
+  ro.tls = o.tls;
   latch::RedLock rl(sh.endpoints, ro);
   // --fence: a node has one token counter for all its keys, so other locks
   // granted on some nodes move their counters apart — what makes RedLock's
@@ -78,7 +81,7 @@ void Worker(Shared& sh, int id) {
   // takes a few fenced grants of another key on one node (a round of their
   // own, short: a paused or quarantined node just refuses them).
   std::unique_ptr<latch::NodeSet> others;
-  if (o.fence) others = std::make_unique<latch::NodeSet>(sh.endpoints);
+  if (o.fence) others = o.Connect(sh.endpoints);
   const std::string other_key = std::string(kKey) + ":other:" + std::to_string(id);
   auto sleep = [](int64_t ms) { std::this_thread::sleep_for(Millis{ms}); };
   const int64_t t = ttl.count();

@@ -62,7 +62,7 @@ bool ToAddress(const std::string& host, uint16_t port, sockaddr_storage* out, so
 // One command on a fresh connection. The reply, or nullopt when no
 // well-formed reply came before `timeout` (refused: not listening yet;
 // silence: paused).
-std::optional<resp::Reply> Call(const std::string& host, uint16_t port,
+std::optional<resp::Reply> Call(const std::string& host, uint16_t port, const Auth& auth,
                                 const std::vector<std::string>& argv, Millis timeout) {
   sockaddr_storage addr;
   socklen_t len;
@@ -84,7 +84,16 @@ std::optional<resp::Reply> Call(const std::string& host, uint16_t port,
       return std::nullopt;
     }
   }
+  // AUTH goes first on the same write; its reply is read and checked first.
   std::string request;
+  size_t skip = 0;
+  if (!auth.password.empty()) {
+    std::vector<std::string> a = {"AUTH"};
+    if (!auth.user.empty()) a.push_back(auth.user);
+    a.push_back(auth.password);
+    resp::AppendRequest(request, std::span<const std::string>(a));
+    skip = 1;
+  }
   resp::AppendRequest(request, std::span<const std::string>(argv));
   if (::send(fd.get(), request.data(), request.size(), MSG_NOSIGNAL) !=
       static_cast<ssize_t>(request.size())) {
@@ -96,17 +105,23 @@ std::optional<resp::Reply> Call(const std::string& host, uint16_t port,
     ssize_t n = ::recv(fd.get(), buf, sizeof(buf), 0);
     if (n <= 0) return std::nullopt;
     in.append(buf, static_cast<size_t>(n));
-    resp::Reply reply;
-    size_t used = 0;
-    auto st = resp::ParseReply(in, &reply, &used);
-    if (st == resp::ReplyStatus::kOk) return reply;
-    if (st == resp::ReplyStatus::kMalformed) return std::nullopt;
+    while (true) {
+      resp::Reply reply;
+      size_t used = 0;
+      auto st = resp::ParseReply(in, &reply, &used);
+      if (st == resp::ReplyStatus::kMalformed) return std::nullopt;
+      if (st != resp::ReplyStatus::kOk) break;
+      in.erase(0, used);
+      if (skip == 0) return reply;
+      if (reply.type == resp::Reply::Type::kError) return std::nullopt;  // AUTH refused
+      --skip;
+    }
   }
   return std::nullopt;
 }
 
-std::optional<resp::Reply> Ping(const std::string& host, uint16_t port, Millis timeout) {
-  return Call(host, port, {"PING"}, timeout);
+std::optional<resp::Reply> Ping(const ServerSpec& spec, Millis timeout) {
+  return Call(spec.host, spec.port, Auth{spec.user, spec.password}, {"PING"}, timeout);
 }
 
 }  // namespace
@@ -114,7 +129,13 @@ std::optional<resp::Reply> Ping(const std::string& host, uint16_t port, Millis t
 std::optional<std::string> CallText(const std::string& host, uint16_t port,
                                     const std::vector<std::string>& argv, Millis timeout,
                                     bool* is_error) {
-  auto r = Call(host, port, argv, timeout);
+  return CallText(host, port, Auth{}, argv, timeout, is_error);
+}
+
+std::optional<std::string> CallText(const std::string& host, uint16_t port, const Auth& auth,
+                                    const std::vector<std::string>& argv, Millis timeout,
+                                    bool* is_error) {
+  auto r = Call(host, port, auth, argv, timeout);
   if (!r) return std::nullopt;
   if (is_error != nullptr) *is_error = r->type == resp::Reply::Type::kError;
   if (r->type == resp::Reply::Type::kInteger) return std::to_string(r->integer);
@@ -281,7 +302,7 @@ bool ServerProcess::WaitReady(Millis timeout) {
     }
     auto left = std::chrono::duration_cast<Millis>(deadline - Clock::now());
     if (left.count() <= 0) return false;
-    if (auto r = Ping(spec_.host, spec_.port, std::min(left, Millis{500}))) {
+    if (auto r = Ping(spec_, std::min(left, Millis{500}))) {
       if (spec_.ready == ServerSpec::Ready::kAnswers) return true;
       if (r->type == resp::Reply::Type::kSimple && r->str == "PONG") return true;
     }

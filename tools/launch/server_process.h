@@ -59,7 +59,10 @@ struct ServerSpec {
   std::vector<std::string> args;
   std::string host = "127.0.0.1";  // --bind, and where PING is sent
   uint16_t port = 0;               // 0: a free port, picked by Start()
-  std::string log_path;            // stdout and stderr; empty: <dir>/server.log
+  // With a password, the readiness PING is preceded by AUTH [user] password
+  // (a node whose default user is off or has requirepass).
+  std::string user, password;
+  std::string log_path;  // stdout and stderr; empty: <dir>/server.log
   // When the server counts as started. kPong: it answered +PONG, so it has
   // loaded its log and serves commands. kAnswers: any reply will do (also
   // -LOADING while the log replays, -NOAUTH when a password is set).
@@ -153,6 +156,14 @@ class ServerProcess {
 // Sends one command on a fresh connection and returns the reply, or nullopt
 // when none came before `timeout` (refused, closed, silent).
 std::optional<std::string> CallText(const std::string& host, uint16_t port,
+                                    const std::vector<std::string>& argv, Millis timeout,
+                                    bool* is_error = nullptr);
+// The same after AUTH [user] password on that connection (none when the
+// password is empty); nullopt too when AUTH is refused.
+struct Auth {
+  std::string user, password;
+};
+std::optional<std::string> CallText(const std::string& host, uint16_t port, const Auth& auth,
                                     const std::vector<std::string>& argv, Millis timeout,
                                     bool* is_error = nullptr);
 

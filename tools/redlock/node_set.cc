@@ -123,8 +123,8 @@ const char* StatusName(NodeResult::Status s) {
 }
 
 NodeSet::NodeSet(std::vector<Endpoint> nodes, std::string password,
-                 std::shared_ptr<const TlsClient> tls)
-    : password_(std::move(password)), tls_(std::move(tls)) {
+                 std::shared_ptr<const TlsClient> tls, std::string user)
+    : password_(std::move(password)), tls_(std::move(tls)), user_(std::move(user)) {
   for (Endpoint& ep : nodes) {
     Node n;
     n.endpoint = std::move(ep);
@@ -214,7 +214,11 @@ std::vector<NodeResult> NodeSet::Round(std::string_view request, size_t n_replie
     }
     if (!password_.empty() && !node.authenticated) {
       // Pipelined in front of the request: one round trip, not two.
-      resp::AppendRequest(p.out, {"AUTH", password_});
+      if (user_.empty()) {
+        resp::AppendRequest(p.out, {"AUTH", password_});
+      } else {
+        resp::AppendRequest(p.out, {"AUTH", user_, password_});
+      }
       p.sent_auth = true;
       p.expected = 1;
     }

@@ -75,8 +75,10 @@ class NodeSet {
   // that does not resolve fails every round with the resolver's message.
   // With `tls`, every connection speaks TLS (tls_client.h): the handshake
   // runs inside the first round's deadline, like the connect.
+  // With a password, each new connection first sends AUTH [user] password
+  // (pipelined with the round's request).
   explicit NodeSet(std::vector<Endpoint> nodes, std::string password = "",
-                   std::shared_ptr<const TlsClient> tls = nullptr);
+                   std::shared_ptr<const TlsClient> tls = nullptr, std::string user = "");
   ~NodeSet();
   NodeSet(const NodeSet&) = delete;
   NodeSet& operator=(const NodeSet&) = delete;
@@ -116,6 +118,7 @@ class NodeSet {
   std::vector<Node> nodes_;
   std::string password_;
   std::shared_ptr<const TlsClient> tls_;
+  std::string user_;
 };
 
 }  // namespace latch

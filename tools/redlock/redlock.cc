@@ -266,7 +266,8 @@ Lock::ExtendResult Lock::extend(Millis ttl) {
 // ---------------------------------------------------------------- RedLock
 
 RedLock::RedLock(std::vector<Endpoint> nodes, RedLockOptions options)
-    : options_(std::move(options)), nodes_(std::move(nodes), options_.password, options_.tls) {
+    : options_(std::move(options)),
+      nodes_(std::move(nodes), options_.password, options_.tls, options_.user) {
   if (nodes_.size() == 0) throw std::invalid_argument("RedLock needs at least one node");
   uint64_t seed = 0;
   while (::getrandom(&seed, sizeof(seed), 0) != sizeof(seed) && errno == EINTR) {

@@ -111,6 +111,7 @@ struct RoundReport {
 
 struct RedLockOptions {
   std::string password;  // sent with AUTH on every new connection when non-empty
+  std::string user;      // …as AUTH user password when non-empty (an ACL user)
   // Non-null: the nodes are reached over TLS (tls_client.h: --tls …).
   std::shared_ptr<const TlsClient> tls;
   // Per-node timeout of one round; 0 = derived from the TTL (see NodeTimeout).
