@@ -51,64 +51,27 @@ std::string Server::WriteRefusal() const {
 
 void Server::ServeWhileBusy(Session& caller) {
   std::vector<pollfd> fds;
-  size_t listeners = 0;
-  for (auto& a : acceptors_) {
-    uv_os_fd_t fd = -1;
-    if (uv_fileno(reinterpret_cast<uv_handle_t*>(a.get()), &fd) == 0) {
-      fds.push_back({fd, POLLIN, 0});
-      ++listeners;
-    }
-  }
+  const size_t listeners = listeners_.AppendPollFds(fds);
   std::vector<Connection*> conns;
-  for (Connection* c = clients_head_; c != nullptr; c = c->next_) {
-    if (c == &caller || c->closing() || !c->reading_ || c->blocked || c->stalled()) continue;
-    fds.push_back({c->fd(), POLLIN, 0});
-    conns.push_back(c);
-  }
+  clients_.ForEach([&](Connection& c) {
+    if (&c == &caller || c.closing() || !c.reading() || c.blocked || c.stalled()) return;
+    fds.push_back({c.fd(), POLLIN, 0});
+    conns.push_back(&c);
+  });
   const int ready_fds = fds.empty() ? 0 : ::poll(fds.data(), fds.size(), 0);
   if (ready_fds > 0) ReadWhileBusy(fds, listeners, conns);
   // The replies: every client but the script's own — those just written,
   // and those written before the script started in this same iteration of
   // the loop (a client waiting for one would otherwise wait for the script).
-  std::vector<Connection*> flush;
-  flush.swap(pending_flush_);
-  for (Connection* c : flush) {
-    if (c == &caller) {
-      pending_flush_.push_back(c);
-      continue;
-    }
-    if (!c->pending_flush_) continue;
-    c->Flush();
-  }
+  clients_.FlushPending(&caller);
 }
 
 void Server::ReadWhileBusy(std::vector<pollfd>& fds, size_t listeners,
                            const std::vector<Connection*>& conns) {
   // Listeners first: a SHUTDOWN read below closes them.
-  std::vector<uv_poll_t*> ready;
-  for (size_t i = 0; i < listeners; ++i) {
-    if (fds[i].revents != 0) ready.push_back(acceptors_[i].get());
-  }
-  for (uv_poll_t* p : ready) AcceptPending(p);
+  listeners_.AcceptReady(fds, listeners);
   for (size_t i = 0; i < conns.size(); ++i) {
-    Connection* c = conns[i];
-    if (fds[listeners + i].revents == 0 || c->closing() || !c->reading_) continue;
-    uv_buf_t buf;
-    Connection::OnAlloc(reinterpret_cast<uv_handle_t*>(c->handle()), Connection::kReadChunk, &buf);
-    ssize_t n;
-    if (buf.base == nullptr) {
-      n = UV_ENOBUFS;
-    } else {
-      do {
-        n = ::read(c->fd(), buf.base, buf.len);
-      } while (n < 0 && errno == EINTR);
-      if (n == 0) {
-        n = UV_EOF;
-      } else if (n < 0) {
-        n = (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : uv_translate_sys_error(errno);
-      }
-    }
-    Connection::OnRead(reinterpret_cast<uv_stream_t*>(c->handle()), n, &buf);
+    if (fds[listeners + i].revents != 0) conns[i]->ReadNow();
   }
 }
 

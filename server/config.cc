@@ -144,7 +144,7 @@ std::vector<ConfigParam> BuildParams() {
                },
                -1});
   p.push_back(Int("port", &Config::port, 0, 65535, false));
-  // A unix socket besides TCP (listener.cc); its permissions in octal, as
+  // A unix socket besides TCP (listeners.cc); its permissions in octal, as
   // Redis reads and shows them.
   p.push_back(OptionalString("unixsocket", &Config::unixsocket, false));
   p.push_back({"unixsocketperm", false,

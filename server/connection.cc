@@ -1,14 +1,20 @@
 #include "server/connection.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <new>
 #include <optional>
 
 #include "protocol/reply_writer.h"
+#include "server/acl/users.h"
+#include "server/clients.h"
+#include "server/config.h"
 #include "server/faults.h"
 #include "server/log.h"
-#include "server/server.h"
+#include "server/stats.h"
 #include "server/tls/session.h"
 
 namespace latch {
@@ -19,7 +25,8 @@ namespace {
 char tls_read_buffer[64 * 1024];
 }  // namespace
 
-Connection::Connection(Server& server, uint64_t id) : Session(id), server_(server) {
+Connection::Connection(ClientHost& host, uint64_t id)
+    : Session(id), host_(host), clients_(host.clients()) {
   tcp_.data = this;
   write_req_.data = this;
 }
@@ -57,11 +64,11 @@ int Connection::fd() const {
 }
 
 void Connection::Start() {
-  created_ms = server_.clock().MonoMs();
+  created_ms = host_.clock().MonoMs();
   last_interaction_ms = created_ms;
   // As Redis: a new connection is the default user, logged in if that
   // user needs no password.
-  authenticated = server_.acl_users().Default().nopass && server_.acl_users().Default().enabled;
+  authenticated = host_.acl_users().Default().nopass && host_.acl_users().Default().enabled;
   UpdateReadState();
 }
 
@@ -129,7 +136,7 @@ void Connection::OnRead(uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
       static int64_t last_log_ms = 0;
       static uint64_t since_log = 0;
       ++since_log;
-      int64_t now = c->server_.clock().MonoMs();
+      int64_t now = c->host_.clock().MonoMs();
       if (now - last_log_ms >= 1000) {
         log::Warning(
             "Closing client id={} addr={}: out of memory for its query buffer ({} bytes "
@@ -150,14 +157,34 @@ void Connection::OnRead(uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
     return;
   }
   c->rbuf_end_ += static_cast<size_t>(n);
-  c->server_.stats().total_net_input_bytes += static_cast<uint64_t>(n);
-  ++c->server_.stats().total_reads_processed;
+  c->host_.stats().total_net_input_bytes += static_cast<uint64_t>(n);
+  ++c->host_.stats().total_reads_processed;
   c->ProcessInput();
+}
+
+void Connection::ReadNow() {
+  if (closing_ || !reading_) return;
+  uv_buf_t buf;
+  OnAlloc(reinterpret_cast<uv_handle_t*>(&tcp_), kReadChunk, &buf);
+  ssize_t n;
+  if (buf.base == nullptr) {
+    n = UV_ENOBUFS;
+  } else {
+    do {
+      n = ::read(fd(), buf.base, buf.len);
+    } while (n < 0 && errno == EINTR);
+    if (n == 0) {
+      n = UV_EOF;
+    } else if (n < 0) {
+      n = (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : uv_translate_sys_error(errno);
+    }
+  }
+  OnRead(reinterpret_cast<uv_stream_t*>(&tcp_), n, &buf);
 }
 
 void Connection::OnTlsRead(const char* data, size_t len) {
   tls_->Feed(data, len);
-  ++server_.stats().total_reads_processed;
+  ++host_.stats().total_reads_processed;
   // Everything the bytes decrypt to goes to the query buffer now: no
   // plaintext stays hidden inside OpenSSL, so pausing reads (back-pressure)
   // and the query buffer limit work as on a plain connection.
@@ -195,7 +222,7 @@ void Connection::OnTlsRead(const char* data, size_t len) {
     }
     if (got == 0) break;
     rbuf_end_ += got;
-    server_.stats().total_net_input_bytes += got;
+    host_.stats().total_net_input_bytes += got;
   }
   // Handshake messages (and session tickets) go out now; replies wait for
   // the end of the loop iteration as on a plain connection (Flush).
@@ -206,7 +233,7 @@ void Connection::OnTlsRead(const char* data, size_t len) {
 std::optional<size_t> Connection::TryWrite(char* data, size_t len) {
   uv_buf_t buf = uv_buf_init(data, static_cast<unsigned>(len));
   int n = uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1);
-  ++server_.stats().total_writes_processed;
+  ++host_.stats().total_writes_processed;
   if (n == UV_EAGAIN || n == UV_ENOSYS) n = 0;
   if (n < 0) {
     log::Verbose("Error writing to client {}: {}", addr, uv_strerror(n));
@@ -230,13 +257,13 @@ bool Connection::SendTlsRecords() {
 }
 
 void Connection::ProcessInput() {
-  const Config& config = server_.config();
-  const TimeSnapshot now = server_.Now();
+  const Config& config = host_.config();
+  const TimeSnapshot now = host_.Now();
   last_interaction_ms = now.mono;
   // (A session parked by WAITAOF reads nothing more until it is answered.)
   while (rbuf_start_ < rbuf_end_ && !close_after_reply_ && !closing_ && !blocked) {
     // The test bench: a partitioned client's requests wait, unread.
-    if (server_.faults().active() && server_.faults().Stalls(*this)) {
+    if (host_.faults().active() && host_.faults().Stalls(*this)) {
       stalled_ = true;
       break;
     }
@@ -252,20 +279,20 @@ void Connection::ProcessInput() {
       // under CLIENT REPLY OFF only the close).
       size_t before = out_.size();
       resp::ReplyWriter writer(&out_, resp);
-      writer.set_error_observer(&server_);
+      writer.set_error_observer(host_.error_observer());
       writer.Error(parser_.error());
       if (ReplySuppressed()) out_.resize(before);
       log::Verbose("Protocol error ({}) from client: id={} addr={}", parser_.error(), id(), addr);
       rbuf_start_ = rbuf_end_ = 0;
       CloseAfterReply();
-      server_.OnClientOutput(*this);
+      clients_.NeedsFlush(*this);
       break;
     }
     // The arguments point into the query buffer, which stays untouched
     // until the request has been executed.
     if (!parser_.args().empty()) {
-      server_.Dispatch(*this, parser_.args(), now);
-      server_.OnClientOutput(*this);
+      host_.Dispatch(*this, parser_.args(), now);
+      clients_.NeedsFlush(*this);
     }
     rbuf_start_ += parser_.consumed();
     if (!CheckOutputLimits()) return;
@@ -294,20 +321,20 @@ void Connection::Push(std::string_view frame) {
   } else {
     out_.append(frame);
   }
-  if (server_.executing() == this) own_pushes_.emplace_back(start, out_.size());
+  if (clients_.executing() == this) own_pushes_.emplace_back(start, out_.size());
   NoteOutput();
-  server_.OnClientOutput(*this);
+  clients_.NeedsFlush(*this);
   CheckOutputLimits();
 }
 
 bool Connection::CheckOutputLimits() {
   // The limits of the client's class (Redis's getClientType): a session
   // that listens to anything is a pubsub client.
-  const OutputBufferLimit& limit = subscribed() ? server_.config().client_output_buffer_limit_pubsub
-                                                : server_.config().client_output_buffer_limit;
+  const OutputBufferLimit& limit = subscribed() ? host_.config().client_output_buffer_limit_pubsub
+                                                : host_.config().client_output_buffer_limit;
   if (limit.hard_bytes <= 0 && limit.soft_bytes <= 0) return true;  // the default: no limit
   size_t pending = pending_output();
-  int64_t now = server_.clock().MonoMs();
+  int64_t now = host_.clock().MonoMs();
   bool over = false;
   if (limit.hard_bytes > 0 && pending >= static_cast<size_t>(limit.hard_bytes)) over = true;
   if (limit.soft_bytes > 0 && pending >= static_cast<size_t>(limit.soft_bytes)) {
@@ -334,12 +361,12 @@ void Connection::Flush() {
   // the log has it on disk; everything before them may go now.
   size_t sendable = out_.size();
   if (held_from != kNotHeld) {
-    if (server_.ReplyIsDurable(held_until)) {
+    if (host_.ReplyIsDurable(held_until)) {
       held_from = kNotHeld;
-      server_.OnHoldReleased(*this);
+      host_.OnHoldReleased(*this);
     } else {
       sendable = held_from;
-      server_.OnHoldWaiting(*this);  // flushed again once the log has it
+      host_.OnHoldWaiting(*this);  // flushed again once the log has it
     }
   }
   if (!delayed_.empty()) {
@@ -358,7 +385,7 @@ void Connection::Flush() {
     }
     // INFO's total_net_output_bytes counts the replies, as Redis counts
     // what connWrite took (for TLS, plaintext), not the records.
-    server_.stats().total_net_output_bytes += sendable;
+    host_.stats().total_net_output_bytes += sendable;
     out_.erase(0, sendable);
     if (held_from != kNotHeld) held_from -= sendable;
     for (auto& d : delayed_) d.first -= sendable;
@@ -378,7 +405,7 @@ void Connection::Flush() {
     const std::optional<size_t> sent = TryWrite(out_.data(), sendable);
     if (!sent) return;
     const size_t written = *sent;
-    server_.stats().total_net_output_bytes += written;
+    host_.stats().total_net_output_bytes += written;
     if (written < sendable) StartWrite(out_, written, sendable - written);
     out_.erase(0, sendable);
     if (held_from != kNotHeld) held_from -= sendable;
@@ -410,7 +437,7 @@ void Connection::StartWrite(const std::string& from, size_t offset, size_t len) 
 void Connection::OnWrite(uv_write_t* req, int status) {
   auto* c = static_cast<Connection*>(req->data);
   c->write_in_flight_ = false;
-  if (status == 0 && !c->tls_) c->server_.stats().total_net_output_bytes += c->inflight_.size();
+  if (status == 0 && !c->tls_) c->host_.stats().total_net_output_bytes += c->inflight_.size();
   c->inflight_.clear();
   if (c->closing_) return;
   if (status < 0) {
@@ -455,7 +482,7 @@ void Connection::Close() {
   closing_ = true;
   if (reading_) uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp_));
   reading_ = false;
-  server_.OnClientClosed(*this);
+  host_.OnClientClosed(*this);
   uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), OnClose);
 }
 

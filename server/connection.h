@@ -19,15 +19,19 @@
 #pragma once
 
 #include <uv.h>
-#include <optional>
 
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "protocol/reply_sink.h"
 #include "protocol/request_parser.h"
+#include "server/clock.h"
 #include "server/session.h"
 
 typedef struct ssl_ctx_st SSL_CTX;
@@ -39,7 +43,47 @@ namespace tls {
 class Session;
 }
 
-class Server;
+class ClientRegistry;
+class Connection;
+class Faults;
+struct Config;
+struct Stats;
+namespace acl {
+class Users;
+}
+
+// What a connection asks of the server around it: the settings, the clocks,
+// the counters, running a request (Server::Dispatch), the reply hold
+// (persistence.h) and forgetting a closed client. The server implements it
+// (the unit tests' in-process server is that server); the list of
+// connections is the registry's (clients.h). Nothing else of the server is
+// reachable from a connection.
+class ClientHost {
+ public:
+  virtual const Config& config() const = 0;
+  virtual const Clock& clock() const = 0;
+  virtual Stats& stats() = 0;
+  virtual Faults& faults() = 0;
+  virtual acl::Users& acl_users() = 0;
+  // The registry this connection belongs to.
+  virtual ClientRegistry& clients() = 0;
+  virtual TimeSnapshot Now() = 0;
+  // Counts the error replies a connection writes itself (protocol errors).
+  virtual resp::ReplySink::ErrorObserver* error_observer() = 0;
+  virtual bool Dispatch(Connection& client, std::span<const std::string_view> argv,
+                        TimeSnapshot now) = 0;
+  // The reply hold: whether output held up to log byte `until` may leave;
+  // c's held reply left; it could not (flushed again once the log has it).
+  virtual bool ReplyIsDurable(uint64_t until) const = 0;
+  virtual void OnHoldReleased(Connection& c) = 0;
+  virtual void OnHoldWaiting(Connection& c) = 0;
+  // c is closing: the server forgets it (watches, subscriptions, waits, the
+  // registry).
+  virtual void OnClientClosed(Connection& c) = 0;
+
+ protected:
+  ~ClientHost() = default;
+};
 
 class Connection final : public Session {
  public:
@@ -48,7 +92,7 @@ class Connection final : public Session {
   // Smallest free space offered to each read.
   static constexpr size_t kReadChunk = 16 * 1024;
 
-  Connection(Server& server, uint64_t id);
+  Connection(ClientHost& host, uint64_t id);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -76,6 +120,13 @@ class Connection final : public Session {
   void Push(std::string_view frame) override;
 
   uv_tcp_t* handle() { return &tcp_; }
+  bool reading() const { return reading_; }
+  // While a script runs too long (busy.cc): one read(2) from the socket,
+  // without the loop, handled as the loop's read callback would.
+  void ReadNow();
+  // Closes the client if it is over its client-output-buffer-limit (the
+  // cron asks, for clients stuck there). False: it was closed.
+  bool CheckOutputLimits();
   bool close_after_reply() const { return close_after_reply_; }
 
   // Output produced for this client and not yet handed to the kernel.
@@ -125,7 +176,9 @@ class Connection final : public Session {
   void ProcessPending();  // when output first exceeded the soft limit
 
  private:
-  friend class Server;
+  // The registry links connections into its list (prev_, next_) and keeps
+  // the list of those to flush (pending_flush_): nothing else of this class.
+  friend class ClientRegistry;
 
   static void OnAlloc(uv_handle_t* h, size_t suggested, uv_buf_t* buf);
   static void OnRead(uv_stream_t* s, ssize_t n, const uv_buf_t* buf);
@@ -145,16 +198,16 @@ class Connection final : public Session {
   // connection.
   std::optional<size_t> TryWrite(char* data, size_t len);
   void UpdateReadState();
-  bool CheckOutputLimits();
 
-  Server& server_;
+  ClientHost& host_;
+  ClientRegistry& clients_;
   uv_tcp_t tcp_;
   uv_write_t write_req_;
   bool reading_ = false;
   bool closing_ = false;
   bool close_after_reply_ = false;
   bool write_in_flight_ = false;
-  bool pending_flush_ = false;  // on the server's list of clients to flush
+  bool pending_flush_ = false;  // on the registry's list of clients to flush
 
   // Query buffer: bytes [rbuf_start_, rbuf_end_) are received and unparsed.
   std::vector<char> rbuf_;
@@ -178,7 +231,7 @@ class Connection final : public Session {
   std::unique_ptr<tls::Session> tls_;
   bool tls_shutdown_sent_ = false;
 
-  // Intrusive list of the server's connections.
+  // Intrusive list of the registry's connections (clients.h).
   Connection* prev_ = nullptr;
   Connection* next_ = nullptr;
 };

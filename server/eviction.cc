@@ -125,7 +125,7 @@ bool Server::WithinMemoryLimit() {
     store_.Select(victim_db);
     if (store_.Peek(victim) != nullptr) {
       store_.Delete(victim);
-      ++stats_.evicted_keys;
+      ++diagnostics_.stats().evicted_keys;
       // The "evicted" keyspace event (class e), as Redis's performEvictions
       // sends it: an operator watching locks sees one taken by the policy.
       pubsub_.Notify(kNotifyEvicted, "evicted", victim, victim_db);

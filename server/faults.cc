@@ -46,7 +46,8 @@ std::string Faults::Rule::Describe() const {
   return out;
 }
 
-Faults::Faults(Server& server, History* history) : server_(server), history_(history) {}
+Faults::Faults(Server& server, Clock& clock, History* history)
+    : server_(server), clock_(clock), history_(history) {}
 
 bool Faults::enabled() const {
   return server_.config().enable_fault_injection;
@@ -65,15 +66,15 @@ void Faults::WarpChanged() {
   // From the first warp on, the clock has another id (clock.h): the log's
   // next annotation and the lease policy's next record name it, so a later
   // start trusts none of the warped times.
-  std::string id = server_.clock_->Id();
-  server_.store_.set_clock_id(id);
+  std::string id = clock_.Id();
+  server_.store().set_clock_id(id);
   server_.lease_policy().set_clock_id(id);
   warped_ = true;
 }
 
 std::optional<std::string> Faults::ClockRate(double rate) {
   if (!(rate >= 0 && rate <= 1000)) return "ERR the clock rate must be between 0 and 1000";
-  if (!server_.clock_->WarpMono(rate, 0)) return "ERR this server's clock cannot be warped";
+  if (!clock_.WarpMono(rate, 0)) return "ERR this server's clock cannot be warped";
   rate_ = rate;
   WarpChanged();
   Note("CLOCK RATE " + FormatRate(rate));
@@ -84,7 +85,7 @@ std::optional<std::string> Faults::ClockJump(int64_t ms) {
   if (ms < 0 || ms > (int64_t{1} << 40)) {
     return "ERR the lease clock only jumps forward: ms must be between 0 and 2^40";
   }
-  if (!server_.clock_->WarpMono(rate_, ms)) return "ERR this server's clock cannot be warped";
+  if (!clock_.WarpMono(rate_, ms)) return "ERR this server's clock cannot be warped";
   jumped_ms_ += ms;
   WarpChanged();
   Note("CLOCK JUMP " + std::to_string(ms));
@@ -95,7 +96,7 @@ std::optional<std::string> Faults::WallOffset(int64_t ms) {
   if (ms < -(int64_t{1} << 50) || ms > (int64_t{1} << 50)) {
     return "ERR value is not an integer or out of range";
   }
-  if (!server_.clock_->SetWallOffsetMs(ms)) return "ERR this server's clock cannot be shifted";
+  if (!clock_.SetWallOffsetMs(ms)) return "ERR this server's clock cannot be shifted";
   wall_offset_ms_ = ms;
   Note("WALLCLOCK OFFSET " + std::to_string(ms));
   return std::nullopt;
@@ -120,9 +121,9 @@ bool Faults::Clear(std::optional<uint64_t> id) {
     Note("CLEAR " + std::to_string(*id));
   } else {
     rules_.clear();
-    if (rate_ != 1.0) server_.clock_->WarpMono(1.0, 0);
+    if (rate_ != 1.0) clock_.WarpMono(1.0, 0);
     rate_ = 1.0;
-    if (wall_offset_ms_ != 0) server_.clock_->SetWallOffsetMs(0);
+    if (wall_offset_ms_ != 0) clock_.SetWallOffsetMs(0);
     wall_offset_ms_ = 0;
     Note("CLEAR");
   }

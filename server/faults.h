@@ -59,6 +59,7 @@
 
 namespace latch {
 
+class Clock;
 class Connection;
 class History;
 class Server;
@@ -81,7 +82,8 @@ class Faults {
     std::string Describe() const;
   };
 
-  Faults(Server& server, History* history);
+  // `clock`: the server's, which CLOCK RATE/JUMP and WALLCLOCK warp.
+  Faults(Server& server, Clock& clock, History* history);
   Faults(const Faults&) = delete;
   Faults& operator=(const Faults&) = delete;
 
@@ -127,6 +129,7 @@ class Faults {
   void ApplyPartitions();
 
   Server& server_;
+  Clock& clock_;
   History* history_;
   std::vector<Rule> rules_;
   uint64_t next_id_ = 1;

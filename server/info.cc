@@ -86,7 +86,7 @@ class InfoBuilder {
     bool faults_here = s_.config().enable_fault_injection;
     if (faults_here ? want("faults", true) : WantedByName(wanted, "faults")) {
       if (!out_.empty()) out_ += "\r\n";
-      out_ += s_.faults_->InfoSection();
+      out_ += s_.faults().InfoSection();
     }
     if (want("keyspace", true)) KeyspaceSection();
     return out_;
@@ -112,7 +112,7 @@ class InfoBuilder {
     Section("Server");
     utsname u{};
     uname(&u);
-    int64_t uptime = (now_.mono - s_.start_mono_ms_) / 1000;
+    int64_t uptime = (now_.mono - s_.diagnostics().start_mono_ms()) / 1000;
     Field("redis_version", std::string(kRedisCompatVersion));
     Field("latch_version", std::string(kLatchVersion));
     Field("redis_git_sha1", std::string("00000000"));
@@ -126,7 +126,7 @@ class InfoBuilder {
                              std::to_string(__GNUC_PATCHLEVEL__));
     Field("process_id", static_cast<int64_t>(getpid()));
     Field("process_supervised", std::string("no"));
-    Field("run_id", s_.run_id_);
+    Field("run_id", s_.diagnostics().run_id());
     Field("tcp_port", s_.config().port);
     Field("server_time_usec", s_.clock().WallUs());
     Field("uptime_in_seconds", uptime);
@@ -148,7 +148,7 @@ class InfoBuilder {
       max_in = std::max(max_in, b.query);
       max_out = std::max(max_out, b.output_pending);
     });
-    Field("connected_clients", static_cast<uint64_t>(s_.num_clients_));
+    Field("connected_clients", static_cast<uint64_t>(s_.clients().size()));
     Field("cluster_connections", int64_t{0});
     Field("maxclients", s_.config().maxclients);
     Field("client_recent_max_input_buffer", static_cast<uint64_t>(max_in));
@@ -201,7 +201,7 @@ class InfoBuilder {
 
   void PersistenceSection() {
     Section("Persistence");
-    const Persistence& p = *s_.persistence_;
+    const Persistence& p = s_.persistence();
     const Replay* replay = p.replay();
     bool loading = s_.loading() && replay != nullptr;
     Field("loading", int64_t{loading});
@@ -221,7 +221,7 @@ class InfoBuilder {
                              : 1;
       Field("loading_eta_seconds", eta);
     }
-    Field("rdb_changes_since_last_save", s_.store_.changes());
+    Field("rdb_changes_since_last_save", s_.store().changes());
     Field("rdb_bgsave_in_progress", int64_t{0});
     Field("rdb_last_bgsave_status", std::string("ok"));
     const aof::Writer* aof = p.log();
@@ -253,7 +253,7 @@ class InfoBuilder {
 
   void StatsSection() {
     Section("Stats");
-    const Stats& st = s_.stats_;
+    const Stats& st = s_.diagnostics().stats();
     Field("total_connections_received", st.total_connections_received);
     Field("total_commands_processed", st.total_commands_processed);
     Field("instantaneous_ops_per_sec", st.InstantaneousOps());
@@ -263,12 +263,12 @@ class InfoBuilder {
     Field("instantaneous_output_kbps", Kbps(st.InstantaneousOutputBytes()));
     Field("rejected_connections", st.rejected_connections);
     Field("expired_keys", st.expired_keys);
-    Field("evicted_keys", s_.stats_.evicted_keys);  // maxmemory (eviction.cc)
+    Field("evicted_keys", s_.diagnostics().stats().evicted_keys);  // maxmemory (eviction.cc)
     Field("keyspace_hits", st.keyspace_hits);
     Field("keyspace_misses", st.keyspace_misses);
-    Field("pubsub_channels", static_cast<uint64_t>(s_.pubsub_.channel_count()));
-    Field("pubsub_patterns", static_cast<uint64_t>(s_.pubsub_.pattern_count()));
-    Field("pubsubshard_channels", static_cast<uint64_t>(s_.pubsub_.shard_channel_count()));
+    Field("pubsub_channels", static_cast<uint64_t>(s_.pubsub().channel_count()));
+    Field("pubsub_patterns", static_cast<uint64_t>(s_.pubsub().pattern_count()));
+    Field("pubsubshard_channels", static_cast<uint64_t>(s_.pubsub().shard_channel_count()));
     Field("unexpected_error_replies", st.unexpected_error_replies);
     Field("total_error_replies", st.total_error_replies);
     Field("total_reads_processed", st.total_reads_processed);
@@ -288,7 +288,7 @@ class InfoBuilder {
     Field("role", std::string("master"));
     Field("connected_slaves", int64_t{0});
     Field("master_failover_state", std::string("no-failover"));
-    Field("master_replid", s_.replid_);
+    Field("master_replid", s_.diagnostics().replid());
     Field("master_replid2", std::string(40, '0'));
     Field("master_repl_offset", int64_t{0});
     Field("second_repl_offset", int64_t{-1});
@@ -302,8 +302,8 @@ class InfoBuilder {
   // at least once.
   void CommandstatsSection() {
     Section("Commandstats");
-    const Stats& st = s_.stats_;
-    s_.commands_.ForEachCommand([&](const CommandSpec& c) {
+    const Stats& st = s_.diagnostics().stats();
+    CommandRegistry::Get().ForEachCommand([&](const CommandSpec& c) {
       const CommandStats* cs = st.find_command(c.index);
       if (cs == nullptr || (cs->calls == 0 && cs->rejected_calls == 0 && cs->failed_calls == 0)) {
         return;
@@ -322,7 +322,7 @@ class InfoBuilder {
 
   void ErrorstatsSection() {
     Section("Errorstats");
-    for (const auto& [code, count] : s_.stats_.errors) {
+    for (const auto& [code, count] : s_.diagnostics().stats().errors) {
       Field("errorstat_" + code, "count=" + std::to_string(count));
     }
   }
@@ -332,8 +332,8 @@ class InfoBuilder {
   void LatencystatsSection() {
     Section("Latencystats");
     if (!s_.config().latency_tracking) return;
-    const Stats& st = s_.stats_;
-    s_.commands_.ForEachCommand([&](const CommandSpec& c) {
+    const Stats& st = s_.diagnostics().stats();
+    CommandRegistry::Get().ForEachCommand([&](const CommandSpec& c) {
       const CommandStats* cs = st.find_command(c.index);
       if (cs == nullptr || !cs->histogram || cs->histogram->count() == 0) return;
       std::string value;
@@ -369,7 +369,7 @@ class InfoBuilder {
 
   void LatchSection() {
     Section("Latch");
-    LeasePolicy& q = s_.persistence_->policy();
+    LeasePolicy& q = s_.lease_policy();
     // The restart quarantine, said as the refusal says it: whether, why (a
     // sentence and a few words), how long, and how an operator ends it.
     const bool quarantined = q.quarantined(now_.mono);
@@ -393,12 +393,12 @@ class InfoBuilder {
     Field("lease_horizon_writes_background", q.horizon_writes_background());
     Field("state_record_status", std::string(q.record_ok() ? "ok" : "err"));
     if (!q.record_ok()) Field("state_record_error", q.record_error());
-    Field("keys_with_ttl", static_cast<uint64_t>(s_.store_.total_keys_with_deadline()));
+    Field("keys_with_ttl", static_cast<uint64_t>(s_.store().total_keys_with_deadline()));
     // Lock-library scripts run natively (server/scripting/).
     Field("known_scripts", static_cast<uint64_t>(KnownScripts().size()));
-    Field("known_script_calls", s_.stats_.known_script_calls);
+    Field("known_script_calls", s_.diagnostics().stats().known_script_calls);
     Field("known_script_libraries", KnownScriptLibraries());
-    Field("lua_script_calls", s_.stats_.lua_script_calls);
+    Field("lua_script_calls", s_.diagnostics().stats().lua_script_calls);
     // SET … NX WAIT (waiters.h): clients parked in key queues, the keys
     // they wait for, and what became of the waits.
     const Waiters& w = s_.waiters();
@@ -413,12 +413,12 @@ class InfoBuilder {
   void KeyspaceSection() {
     Section("Keyspace");
     // One line per database that has keys, as Redis prints them.
-    for (int db = 0; db < s_.store_.databases(); ++db) {
-      size_t keys = s_.store_.size_of(db);
+    for (int db = 0; db < s_.store().databases(); ++db) {
+      size_t keys = s_.store().size_of(db);
       if (keys == 0) continue;
       out_ += "db" + std::to_string(db) + ":keys=" + std::to_string(keys) +
-              ",expires=" + std::to_string(s_.store_.keys_with_deadline_of(db)) +
-              ",avg_ttl=" + std::to_string(s_.store_.AverageTtl(db, now_.mono)) + "\r\n";
+              ",expires=" + std::to_string(s_.store().keys_with_deadline_of(db)) +
+              ",avg_ttl=" + std::to_string(s_.store().AverageTtl(db, now_.mono)) + "\r\n";
     }
   }
 
@@ -442,18 +442,10 @@ ServerControl::MemoryFigures Server::memory() {
   m.log_buffer = persistence_->log() != nullptr ? persistence_->log()->buffer_length() : 0;
   m.keys = store_.total_size();
   // Counted as allocated (used_memory.h). Under a sanitizer's allocator,
-  // which is not counted, the resident size at start-up plus what the data
-  // structures say they hold: the resident size itself would not shrink
-  // when keys are deleted (a sanitizer keeps freed memory in quarantine),
-  // and maxmemory's eviction could never get below its limit.
-  if (used_memory::Counted()) {
-    m.used = used_memory::Bytes();
-  } else {
-    m.used = startup_memory_ == 0 ? m.rss : startup_memory_ + m.dataset + m.clients + m.log_buffer;
-  }
-  peak_memory_ = std::max(peak_memory_, m.used);
-  m.peak = peak_memory_;
-  m.startup = startup_memory_;
+  // which is not counted, `used` stays 0 and the diagnostics estimate it;
+  // they keep the start-up mark and the peak (diagnostics.h).
+  if (used_memory::Counted()) m.used = used_memory::Bytes();
+  diagnostics_.CompleteMemory(m);
   return m;
 }
 

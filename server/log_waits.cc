@@ -24,28 +24,9 @@ void Server::Unpark(Connection& c, size_t reply_start) {
   c.blocked = false;
   FinishReply(c, reply_start);
   c.NoteOutput();
-  OnClientOutput(c);
-  if (c.query_buffer_size() > 0 && resume_idle_.get() != nullptr) {
-    // Its next requests run on the next loop iteration: an idle handle
-    // keeps the loop from sleeping until then.
-    if (!resume_idle_.initialized()) {
-      uv_idle_init(&loop_, resume_idle_.get());
-      resume_idle_.MarkInitialized();
-      resume_idle_->data = this;
-    }
-    resumable_.push_back(&c);
-    uv_idle_start(resume_idle_.get(), OnResume);
-  }
-}
-
-void Server::OnResume(uv_idle_t* idle) {
-  auto* server = static_cast<Server*>(idle->data);
-  uv_idle_stop(idle);
-  std::vector<Connection*> clients;
-  clients.swap(server->resumable_);
-  for (Connection* c : clients) {
-    if (!c->closing() && !c->blocked) c->ProcessInput();
-  }
+  clients_.NeedsFlush(c);
+  // Its next requests run on the next loop iteration (clients.h).
+  if (c.query_buffer_size() > 0) clients_.ResumeSoon(c);
 }
 
 void Server::ForgetWaits(Connection& c) {
@@ -53,7 +34,6 @@ void Server::ForgetWaits(Connection& c) {
   persistence_->Forget(c);
   // A waiter that disconnects leaves its queues: the next one moves up.
   waiters_.Forget(c);
-  std::erase(resumable_, &c);
 }
 
 }  // namespace latch

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <random>
 
 #include "protocol/reply_writer.h"
 #include "server/connection.h"
@@ -21,14 +20,6 @@
 namespace latch {
 
 namespace {
-
-std::string RandomHex(size_t n) {
-  std::random_device rd;
-  static const char* kHex = "0123456789abcdef";
-  std::string out;
-  for (size_t i = 0; i < n; ++i) out.push_back(kHex[rd() % 16]);
-  return out;
-}
 
 // The log library's messages go to the server's log.
 void LogMessage(aof::Severity severity, const std::string& text) {
@@ -59,12 +50,12 @@ Server::Server(Config config, std::unique_ptr<Clock> clock)
                                                  commands_.ReleaseCommands(),
                                                  static_cast<Persistence::Listener&>(*this))),
       grants_(store_, persistence_->policy(), waiters_),
-      gate_(commands_, store_, grants_, pubsub_, *this, *this) {
+      gate_(commands_, store_, grants_, pubsub_, *this, *this),
+      diagnostics_(clock_->MonoMs()),
+      clients_(&loop_),
+      listeners_(config_, &loop_, *clock_, diagnostics_.stats(), clients_, *this) {
   uv_loop_init(&loop_);
   aof::SetMessageSink(LogMessage);
-  run_id_ = RandomHex(40);
-  replid_ = RandomHex(40);
-  start_mono_ms_ = clock_->MonoMs();
   gate_.Configure(config_);
   gate_.set_memory_guard([this] { return WithinMemoryLimit(); });
   // ACL: the default user's password is requirepass; ACL LOG describes a
@@ -103,7 +94,7 @@ Server::Server(Config config, std::unique_ptr<Clock> clock)
     waiters_.TouchedAll();
   });
   store_.set_expiry_observer([this](int db, std::string_view key) {
-    ++stats_.expired_keys;
+    ++diagnostics_.stats().expired_keys;
     pubsub_.Notify(kNotifyExpired, "expired", key, db);
   });
   store_.set_new_key_observer(
@@ -113,7 +104,7 @@ Server::Server(Config config, std::unique_ptr<Clock> clock)
   if (!config_.history_file.empty()) {
     history_ = std::make_unique<History>(config_.history_file, NodeName(config_), *clock_);
   }
-  faults_ = std::make_unique<Faults>(*this, history_.get());
+  faults_ = std::make_unique<Faults>(*this, *clock_, history_.get());
   // The script engine; the Store hands it replayed FUNCTION records and
   // asks it for the libraries in a rewrite.
   scripts_ = std::make_unique<scripting::Engine>(*this, config_);
@@ -138,7 +129,7 @@ Server::Server(Config config, std::unique_ptr<Clock> clock)
   store_.set_library_lister([this](const std::function<void(std::string_view)>& f) {
     for (const auto& [name, lib] : scripts_->libraries()) f(lib.code);
   });
-  startup_memory_ = memory().used;
+  diagnostics_.MarkStartup(memory().used);
 }
 
 Server::~Server() {
@@ -187,14 +178,14 @@ bool Server::LockDataDirectory() {
 }
 
 int Server::Run() {
-  if (!AdjustOpenFilesLimit() || !LockDataDirectory()) {
+  if (!Listeners::AdjustOpenFilesLimit(config_) || !LockDataDirectory()) {
     CloseAll();
     return 1;
   }
   log::Notice("latch {} (Redis protocol, lock server) starting: pid={}, port={}, config file {}",
               kLatchVersion, static_cast<int>(getpid()), config_.port,
               config_.config_file.empty() ? "(none: defaults)" : config_.config_file);
-  if (!Listen()) {
+  if (!listeners_.Listen()) {
     CloseAll();
     return 1;
   }
@@ -217,17 +208,17 @@ int Server::Run() {
   before_sleep_->data = this;
   uv_prepare_start(before_sleep_.get(), OnBeforeSleep);
 
-  for (auto* sig : {&sigterm_, &sigint_}) {
-    uv_signal_init(&loop_, sig->get());
-    sig->MarkInitialized();
-    (*sig)->data = this;
+  const int signums[] = {SIGTERM, SIGINT};
+  for (size_t i = 0; i < signals_.size(); ++i) {
+    uv_signal_init(&loop_, signals_[i].get());
+    signals_[i].MarkInitialized();
+    signals_[i]->data = this;
+    uv_signal_start(signals_[i].get(), OnSignal, signums[i]);
   }
-  uv_signal_start(sigterm_.get(), OnSignal, SIGTERM);
-  uv_signal_start(sigint_.get(), OnSignal, SIGINT);
 
   persistence_->Start(&loop_, Now());
   uv_run(&loop_, UV_RUN_DEFAULT);
-  AnnounceStopping();
+  listeners_.AnnounceStopping();
 
   // Shutting down: replies already produced still go out, the log is
   // written and fsynced, then every connection closes. The run is recorded
@@ -252,7 +243,7 @@ void Server::OnLoading() {
 void Server::OnServing(const aof::Writer* log) {
   gate_.set_log(log);
   gate_.set_loading(false);
-  AnnounceReady();
+  listeners_.AnnounceReady(persistence_->policy(), clock_->MonoMs());
 }
 
 void Server::RestartCronTimer() {
@@ -271,27 +262,21 @@ void Server::RequestShutdown() {
 
 void Server::StopLoop() {
   shutting_down_ = true;
-  // Stop accepting at once; the loop ends after this iteration. (Poll
-  // handles go before the sockets they watch.)
-  acceptors_.clear();
-  for (auto& l : listeners_) l.Close();
-  listeners_.clear();
+  // Stop accepting at once; the loop ends after this iteration.
+  listeners_.Close();
   uv_stop(&loop_);
 }
 
 void Server::CloseAll() {
   persistence_->CloseHandles();
   if (faults_ != nullptr) faults_->Close();
-  resume_idle_.Close();
+  clients_.CloseHandles();
   lock_timer_.Close();
-  acceptors_.clear();
-  for (auto& l : listeners_) l.Close();
-  listeners_.clear();
+  listeners_.Close();
   cron_timer_.Close();
   before_sleep_.Close();
-  sigterm_.Close();
-  sigint_.Close();
-  while (clients_head_ != nullptr) clients_head_->Close();
+  for (auto& sig : signals_) sig.Close();
+  clients_.CloseAll();
 }
 
 void Server::OnSignal(uv_signal_t* s, int signum) {
@@ -318,9 +303,9 @@ bool Server::Dispatch(Connection& client, std::span<const std::string_view> argv
   reply.set_error_observer(this);
   size_t reply_start = client.output().size();
   uint64_t changes_before = store_.changes();
-  executing_ = &client;
+  clients_.set_executing(&client);
   const CommandSpec* cmd = gate_.Execute(client, argv, now, reply).cmd;
-  executing_ = nullptr;
+  clients_.set_executing(nullptr);
   // A reply that reports an effect leaves only once the log has the
   // effect's record (written; under appendfsync always also fsynced):
   // Connection::Flush holds it back until then. So a process crash never
@@ -359,61 +344,35 @@ bool Server::FinishReply(Connection& client, size_t reply_start) {
 }
 
 void Server::OnErrorReply(std::string_view text) {
-  ++stats_.total_error_replies;
-  // The error's code is its first word, as Redis counts them (up to 32
-  // characters; "ERR" when there is none).
-  std::string_view code = "ERR";
-  size_t space = text.substr(0, 32).find(' ');
-  if (space != std::string_view::npos && space > 0) code = text.substr(0, space);
-  auto it = stats_.errors.find(code);
-  if (it == stats_.errors.end()) it = stats_.errors.emplace(std::string(code), 0).first;
-  ++it->second;
-}
-
-void Server::OnClientOutput(Connection& c) {
-  if (!c.pending_flush_) {
-    c.pending_flush_ = true;
-    pending_flush_.push_back(&c);
-  }
+  diagnostics_.CountErrorReply(text);
 }
 
 void Server::ForEachSession(const std::function<void(Session&)>& f) {
-  for (Connection* c = clients_head_; c != nullptr;) {
-    Connection* next = c->next_;
-    f(*c);
-    c = next;
-  }
+  clients_.ForEach([&f](Connection& c) { f(c); });
 }
 
 void Server::AddMonitor(Session& s) {
   // Every session the server hands to a command is one of its connections.
-  auto& c = static_cast<Connection&>(s);
-  if (c.monitor) return;
-  c.monitor = true;
-  monitors_.push_back(&c);
+  if (!clients_.AddMonitor(static_cast<Connection&>(s))) return;
   gate_.set_executed_hook([this](const Session& from, std::span<const std::string_view> argv,
                                  const CommandSpec& cmd,
                                  bool from_script) { FeedMonitors(from, argv, cmd, from_script); });
 }
 
 void Server::RemoveMonitor(Session& s) {
-  auto& c = static_cast<Connection&>(s);
-  if (!c.monitor) return;
-  c.monitor = false;
-  std::erase(monitors_, &c);
-  if (monitors_.empty()) gate_.set_executed_hook(nullptr);
+  if (clients_.RemoveMonitor(static_cast<Connection&>(s))) gate_.set_executed_hook(nullptr);
 }
 
 void Server::FeedMonitors(const Session& from, std::span<const std::string_view> argv,
                           const CommandSpec& cmd, bool from_script) {
-  if (monitors_.empty()) return;
+  if (clients_.monitors().empty()) return;
   // A script's calls come from "lua", as Redis shows them.
   std::string line =
       MonitorLine(clock_->WallUs(), from.db, from_script ? "lua" : from.addr, argv, cmd);
-  for (Connection* m : monitors_) {
+  for (Connection* m : clients_.monitors()) {
     if (m->closing()) continue;
     m->output() += line;
-    OnClientOutput(*m);
+    clients_.NeedsFlush(*m);
   }
 }
 
@@ -421,19 +380,9 @@ void Server::OnClientClosed(Connection& c) {
   if (!c.watched_keys.empty()) watches_.UnwatchAll(c);
   if (c.subscribed()) pubsub_.Forget(c);
   ForgetWaits(c);
-  if (c.monitor) {
-    std::erase(monitors_, &c);
-    if (monitors_.empty()) gate_.set_executed_hook(nullptr);
-  }
-  if (c.pending_flush_) {
-    std::erase(pending_flush_, &c);
-    c.pending_flush_ = false;
-  }
-  if (c.prev_ != nullptr) c.prev_->next_ = c.next_;
-  if (c.next_ != nullptr) c.next_->prev_ = c.prev_;
-  if (clients_head_ == &c) clients_head_ = c.next_;
-  c.prev_ = c.next_ = nullptr;
-  --num_clients_;
+  // Out of the list, of the flush list, of the MONITOR feed.
+  clients_.Unlink(c);
+  if (c.monitor && clients_.monitors().empty()) gate_.set_executed_hook(nullptr);
 }
 
 // ---------------------------------------------------------------- the loop
@@ -454,17 +403,11 @@ void Server::BeforeSleep() {
     // "aof-write" latency event.
     int64_t ms = (clock_->MonoUs() - start_us) / 1000;
     if (ms >= config_.latency_monitor_threshold) {
-      latency_.Add("aof-write", ms, clock_->WallMs() / 1000);
+      diagnostics_.latency().Add("aof-write", ms, clock_->WallMs() / 1000);
     }
   }
-  // Then every connection with output gets one write. Flush() may close a
-  // connection, which removes it from pending_flush_, so walk a copy.
-  std::vector<Connection*> flush;
-  flush.swap(pending_flush_);
-  for (Connection* c : flush) {
-    if (!c->pending_flush_) continue;  // closed meanwhile
-    c->Flush();
-  }
+  // Then every connection with output gets one write.
+  clients_.FlushPending();
 }
 
 void Server::OnCron(uv_timer_t* t) {
@@ -474,7 +417,7 @@ void Server::OnCron(uv_timer_t* t) {
 void Server::Cron() {
   ++cron_runs_;
   // Accepting stopped for want of file descriptors: try again.
-  if (accept_paused_) ResumeAccepting();
+  if (listeners_.paused()) listeners_.ResumeAccepting();
   const TimeSnapshot now = Now();
   ExpireCycle(now);
   // The log and the lease policy (persistence.h): fsyncs, retries,
@@ -486,7 +429,7 @@ void Server::Cron() {
   CronClients(now);
   // instantaneous_ops_per_sec (every 100 ms), and the peak of used memory
   // (INFO used_memory_peak) once a second.
-  if (stats_.Sample(now.mono) && cron_runs_ % config_.hz == 0) memory();
+  if (diagnostics_.stats().Sample(now.mono) && cron_runs_ % config_.hz == 0) memory();
 }
 
 void Server::ExpireCycle(const TimeSnapshot& now) {
@@ -497,7 +440,7 @@ void Server::ExpireCycle(const TimeSnapshot& now) {
   if (config_.latency_monitor_threshold > 0) {
     int64_t ms = (clock_->MonoUs() - start_us) / 1000;
     if (ms >= config_.latency_monitor_threshold) {
-      latency_.Add("expire-cycle", ms, now.wall_ms / 1000);
+      diagnostics_.latency().Add("expire-cycle", ms, now.wall_ms / 1000);
     }
   }
   // Finish any resize of the hash table a little at a time.
@@ -549,7 +492,7 @@ std::optional<std::string> Server::ApplyEffects(uint32_t effects) {
     // start-up. If the system allows fewer, say how many it allows (Redis's
     // words) rather than accept clients the server cannot take.
     int64_t requested = config_.maxclients;
-    if (!AdjustOpenFilesLimit() || config_.maxclients != requested) {
+    if (!Listeners::AdjustOpenFilesLimit(config_) || config_.maxclients != requested) {
       return "The operating system is not able to handle the specified number of clients, "
              "try with " +
              std::to_string(config_.maxclients);
@@ -571,7 +514,7 @@ std::optional<std::string> Server::ApplyEffects(uint32_t effects) {
     WithinMemoryLimit();
   }
   if (effects & kEffectTls) {
-    if (auto err = ConfigureTls()) return err;
+    if (auto err = listeners_.ConfigureTls()) return err;
   }
   if (effects & kEffectAppendOnly) return SwitchAppendOnly();
   return std::nullopt;

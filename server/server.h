@@ -32,6 +32,7 @@
 #include <poll.h>
 #include <uv.h>
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -44,13 +45,17 @@
 #include "common/unique_fd.h"
 #include "protocol/reply_sink.h"
 #include "server/acl/users.h"
+#include "server/clients.h"
 #include "server/clock.h"
 #include "server/config.h"
+#include "server/connection.h"
 #include "server/control.h"
+#include "server/diagnostics.h"
 #include "server/gate.h"
 #include "server/grant.h"
 #include "server/latency.h"
 #include "server/lease_policy.h"
+#include "server/listeners.h"
 #include "server/parking.h"
 #include "server/persistence.h"
 #include "server/pubsub.h"
@@ -64,14 +69,11 @@
 
 namespace latch {
 
-class Connection;
 class Faults;
-namespace tls {
-class Context;
-}
 class History;
 
 class Server final : public ServerControl,
+                     public ClientHost,
                      public Parking,
                      public resp::ReplySink::ErrorObserver,
                      public scripting::BusyHost,
@@ -93,7 +95,8 @@ class Server final : public ServerControl,
   // read share it: they run within microseconds of each other). Returns
   // whether a reply was produced: not when CLIENT REPLY OFF or SKIP dropped
   // it, nor when the request parked the client (WAITAOF).
-  bool Dispatch(Connection& client, std::span<const std::string_view> argv, TimeSnapshot now);
+  bool Dispatch(Connection& client, std::span<const std::string_view> argv,
+                TimeSnapshot now) override;
   bool Dispatch(Connection& client, std::span<const std::string_view> argv) {
     return Dispatch(client, argv, Now());
   }
@@ -103,12 +106,12 @@ class Server final : public ServerControl,
   // deadline to the boot clock and back gives the same millisecond (PXAT
   // then PEXPIRETIME is exact). The offset follows the real wall clock
   // whenever they differ by more than 2 ms (a step, or NTP slewing adding up).
-  TimeSnapshot Now();
+  TimeSnapshot Now() override;
 
   // ---- ServerControl (administrative commands)
   const Config& config() const override { return config_; }
   std::optional<std::string> Reconfigure(const Config& updated, uint32_t effects) override;
-  Stats& stats() override { return stats_; }
+  Stats& stats() override { return diagnostics_.stats(); }
   const Clock& clock() const override { return *clock_; }
   bool SetWallOffsetMs(int64_t ms) override { return clock_->SetWallOffsetMs(ms); }
   void ForEachSession(const std::function<void(Session&)>& f) override;
@@ -119,8 +122,8 @@ class Server final : public ServerControl,
   std::optional<std::string> StartRewrite(const TimeSnapshot& now) override;
   [[noreturn]] void SimulatePowerLoss() override;
   std::string Info(const std::vector<std::string>& sections, const TimeSnapshot& now) override;
-  Slowlog& slowlog() override { return slowlog_; }
-  LatencyMonitor& latency_monitor() override { return latency_; }
+  Slowlog& slowlog() override { return diagnostics_.slowlog(); }
+  LatencyMonitor& latency_monitor() override { return diagnostics_.latency(); }
   MemoryFigures memory() override;
   LogDurability log_durability() const override;
 
@@ -165,8 +168,12 @@ class Server final : public ServerControl,
   const Waiters& waiters() const { return waiters_; }
   const Waiters& lock_waits() const { return waiters_; }
 
-  // ---- the parts, for tests and tools
+  // ---- the parts, for tests, tools and INFO (info.cc)
   Store& store() { return store_; }
+  const Store& store() const { return store_; }
+  const Persistence& persistence() const { return *persistence_; }
+  const Diagnostics& diagnostics() const { return diagnostics_; }
+  ClientRegistry& clients() override { return clients_; }
   LeasePolicy& lease_policy() { return persistence_->policy(); }
   Gate& gate() { return gate_; }
   PubSub& pubsub() { return pubsub_; }
@@ -178,45 +185,20 @@ class Server final : public ServerControl,
   Faults& faults() override { return *faults_; }
   acl::Users& acl_users() override { return acl_users_; }
 
-  // ---- connection callbacks
-  void OnClientOutput(Connection& c);  // c has output to flush before sleeping
-  void OnClientClosed(Connection& c);  // c is closing: unlink it
-  // The client whose request is being executed (nullptr between requests).
-  const Connection* executing() const { return executing_; }
+  // ---- ClientHost (connection.h)
+  void OnClientOutput(Connection& c) { clients_.NeedsFlush(c); }  // output to flush before sleeping
+  void OnClientClosed(Connection& c) override;                    // c is closing: forget it
   // The reply hold (persistence.h): whether a reply that waits for the log
   // up to byte `until` may leave; c's held reply left; it could not.
-  bool ReplyIsDurable(uint64_t until) const { return persistence_->ReplyIsDurable(until); }
-  void OnHoldReleased(Connection& c) { persistence_->Released(c); }
-  void OnHoldWaiting(Connection& c) { persistence_->Waiting(c); }
+  bool ReplyIsDurable(uint64_t until) const override { return persistence_->ReplyIsDurable(until); }
+  void OnHoldReleased(Connection& c) override { persistence_->Released(c); }
+  void OnHoldWaiting(Connection& c) override { persistence_->Waiting(c); }
+  resp::ReplySink::ErrorObserver* error_observer() override { return this; }
 
  private:
-  static void OnAcceptable(uv_poll_t* poll, int status, int events);
   static void OnCron(uv_timer_t* t);
   static void OnBeforeSleep(uv_prepare_t* p);
   static void OnSignal(uv_signal_t* s, int signum);
-
-  // listener.cc
-  bool Listen();
-  // The unix socket (unixsocket, unixsocketperm), if configured.
-  bool ListenUnix();
-  // The server accepts connections: logged, and told to the supervisor
-  // (supervision.h: READY=1 for systemd, with the quarantine in STATUS).
-  void AnnounceReady();
-  // Shutting down: told to the supervisor; the unix socket file removed.
-  void AnnounceStopping();
-  bool AdjustOpenFilesLimit();  // false: too few file descriptors to start
-  int BindAndListen(UvHandle<uv_tcp_t>& tcp, const sockaddr_storage& addr);
-  void AcceptPending(uv_poll_t* poll);
-  bool DropPendingConnections(int listen_fd, int error);
-  void Accept(int fd, bool unix_socket = false, bool tls = false);
-  // The TLS listener (tls-port) and its context (server/tls/context.h):
-  // built at start-up, rebuilt by CONFIG SET tls-*.
-  bool ListenTls();
-  // A listener on every `bind` address at `port` (TLS: its connections
-  // start with a handshake); false, logged as Redis does, when one fails.
-  bool ListenOnBindAddresses(int port, bool tls);
-  std::optional<std::string> ConfigureTls();
-  void ResumeAccepting();
 
   // server.cc
   bool LockDataDirectory();
@@ -248,9 +230,8 @@ class Server final : public ServerControl,
   // starts at `reply_start`: drops it if CLIENT REPLY says so, then moves the
   // CLIENT REPLY SKIP state on. Returns whether the reply was kept.
   bool FinishReply(Connection& client, size_t reply_start);
-  // log_waits.cc: forgetting a closed client, and letting parked ones go on.
+  // log_waits.cc: forgetting a closed client's waits.
   void ForgetWaits(Connection& c);
-  static void OnResume(uv_idle_t* idle);
   // A parked client's reply, written from output byte `reply_start` on, is
   // complete: the client goes on (its buffered requests on the next loop
   // iteration).
@@ -275,11 +256,7 @@ class Server final : public ServerControl,
   std::unique_ptr<Clock> clock_;
   uv_loop_t loop_;
   Store store_;
-  Stats stats_;
   WatchRegistry watches_;
-  std::string run_id_;
-  std::string replid_;  // INFO replication's master_replid
-  int64_t start_mono_ms_ = 0;
   int64_t wall_offset_ms_ = INT64_MIN;
   int64_t cron_runs_ = 0;
   bool shutting_down_ = false;
@@ -297,45 +274,23 @@ class Server final : public ServerControl,
   PubSub pubsub_;
   Gate gate_;
 
-  // Diagnostics.
-  Slowlog slowlog_;
-  LatencyMonitor latency_;
-  uint64_t startup_memory_ = 0;
-  uint64_t peak_memory_ = 0;
-
-  // Parked clients answered (WAITAOF, SET … WAIT) whose requests wait in
-  // their buffer (processed on the next loop iteration, by resume_idle_).
-  std::vector<Connection*> resumable_;
-  UvHandle<uv_idle_t> resume_idle_;
+  // Counters, slow log, latency monitor, memory marks, the run's identity
+  // (diagnostics.h).
+  Diagnostics diagnostics_;
+  // Every connection, and the loop's lists of them (clients.h).
+  ClientRegistry clients_;
+  // The listening sockets and accepting (listeners.h).
+  Listeners listeners_;
   // A timer at the next lease end or waiter's timeout (waiters.h).
   UvHandle<uv_timer_t> lock_timer_;
   int64_t lock_timer_due_ = INT64_MAX;
 
-  std::vector<UvHandle<uv_tcp_t>> listeners_;
-  UniqueFd unix_listener_;           // unixsocket's, accepted from acceptors_ as the others'
-  std::vector<int> tls_listen_fds_;  // the listeners whose clients speak TLS
-  std::unique_ptr<tls::Context> tls_ctx_;
-  bool ready_announced_ = false;
-  // One poll handle per listener: latch accepts itself (see AcceptPending).
-  std::vector<UvHandle<uv_poll_t>> acceptors_;
-  // A spare descriptor, given up to drop pending connections when the
-  // process is out of descriptors (EMFILE).
-  UniqueFd spare_fd_;
-  UniqueFd dir_lock_;           // flock of latch.lock: one server per data directory
-  bool accept_paused_ = false;  // out of descriptors with no spare: resumed by the cron
+  UniqueFd dir_lock_;  // flock of latch.lock: one server per data directory
+  // The loop's own handles: the cron, the end of each iteration, SIGTERM
+  // and SIGINT.
   UvHandle<uv_timer_t> cron_timer_;
   UvHandle<uv_prepare_t> before_sleep_;
-  UvHandle<uv_signal_t> sigterm_;
-  UvHandle<uv_signal_t> sigint_;
-
-  Connection* clients_head_ = nullptr;
-  Connection* executing_ = nullptr;
-  size_t num_clients_ = 0;
-  uint64_t next_client_id_ = 1;
-  std::vector<Connection*> pending_flush_;
-  std::vector<Connection*> monitors_;
-  uint64_t accept_errors_ = 0;  // since the last log line about them
-  int64_t last_accept_error_log_ms_ = 0;
+  std::array<UvHandle<uv_signal_t>, 2> signals_;
 
   // The script engine (scripting/engine.h).
   std::unique_ptr<scripting::Engine> scripts_;
@@ -345,10 +300,6 @@ class Server final : public ServerControl,
   std::unique_ptr<History> history_;
   std::unique_ptr<Faults> faults_;
   acl::Users acl_users_{commands_};
-
-  friend class InfoBuilder;
-  friend class Connection;
-  friend class Faults;
 };
 
 }  // namespace latch

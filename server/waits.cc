@@ -218,8 +218,8 @@ Server::ParkedRun Server::RunParked(const Waiters::Waiter& w, std::string_view k
   resp::ReplyWriter reply(&scratch, c.resp);
   reply.set_error_observer(&errors);
   store_.Select(c.db);
-  CommandContext ctx(argv, c, store_, reply, now, *r.cmd, grants_, stats_, config_, pubsub_, gate_,
-                     *this, *this);
+  CommandContext ctx(argv, c, store_, reply, now, *r.cmd, grants_, diagnostics_.stats(), config_,
+                     pubsub_, gate_, *this, *this);
   ctx.serving_key = key;
   const uint64_t changes_before = store_.changes();
   try {
@@ -251,10 +251,7 @@ void Server::AnswerWaiter(Waiters::Waiter& w, uint64_t changes_before,
 }
 
 bool Server::UnblockClient(uint64_t id, bool error) {
-  Connection* target = nullptr;
-  for (Connection* c = clients_head_; c != nullptr; c = c->next_) {
-    if (c->id() == id && !c->closing()) target = c;
-  }
+  Connection* target = clients_.Find(id);
   if (target == nullptr || !target->blocked) return false;
   auto answer = [&](const std::function<void(resp::ReplySink&)>& timed_out) {
     const size_t start = target->output().size();

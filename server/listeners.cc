@@ -1,11 +1,6 @@
-// Listening and accepting: the sockets clients connect to.
-//
-// latch binds each `bind` address itself and accepts with accept4() from a
-// poll handle, rather than through uv_listen, whose accept loop handles
-// running out of file descriptors silently: here EMFILE is logged once a
-// second with a count, pending connections are dropped with a spare
-// descriptor instead of busy-looping, and maxclients follows Redis's rules
-// for the file-descriptor limit.
+// Listening and accepting: the sockets clients connect to (listeners.h).
+#include "server/listeners.h"
+
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -18,9 +13,14 @@
 #include <cstring>
 
 #include "protocol/reply_writer.h"
+#include "server/acl/users.h"
+#include "server/clients.h"
+#include "server/clock.h"
+#include "server/config.h"
 #include "server/connection.h"
+#include "server/lease_policy.h"
 #include "server/log.h"
-#include "server/server.h"
+#include "server/stats.h"
 #include "server/supervision.h"
 #include "server/tls/context.h"
 
@@ -67,7 +67,40 @@ bool IsLoopback(const sockaddr_storage& sa) {
 
 }  // namespace
 
-bool Server::Listen() {
+Listeners::Listeners(const Config& config, uv_loop_t* loop, const Clock& clock, Stats& stats,
+                     ClientRegistry& clients, ClientHost& host)
+    : config_(config), loop_(loop), clock_(clock), stats_(stats), clients_(clients), host_(host) {}
+
+Listeners::~Listeners() = default;
+
+void Listeners::Close() {
+  // Poll handles go before the sockets they watch.
+  acceptors_.clear();
+  for (auto& l : listeners_) l.Close();
+  listeners_.clear();
+}
+
+size_t Listeners::AppendPollFds(std::vector<pollfd>& fds) const {
+  size_t count = 0;
+  for (auto& a : acceptors_) {
+    uv_os_fd_t fd = -1;
+    if (uv_fileno(reinterpret_cast<uv_handle_t*>(a.get()), &fd) == 0) {
+      fds.push_back({fd, POLLIN, 0});
+      ++count;
+    }
+  }
+  return count;
+}
+
+void Listeners::AcceptReady(const std::vector<pollfd>& fds, size_t count) {
+  std::vector<uv_poll_t*> ready;
+  for (size_t i = 0; i < count; ++i) {
+    if (fds[i].revents != 0) ready.push_back(acceptors_[i].get());
+  }
+  for (uv_poll_t* p : ready) AcceptPending(p);
+}
+
+bool Listeners::Listen() {
   // `port 0`: no plain TCP listener (TLS only, or the unix socket only).
   if (config_.port != 0 && !ListenOnBindAddresses(static_cast<int>(config_.port), false)) {
     return false;
@@ -82,7 +115,7 @@ bool Server::Listen() {
   return true;
 }
 
-std::optional<std::string> Server::ConfigureTls() {
+std::optional<std::string> Listeners::ConfigureTls() {
   // Redis's applyTlsCfg: only while TLS is in use (a certificate set before
   // tls-port is only stored); a context that fails to build leaves the
   // current one, and its connections, untouched.
@@ -97,7 +130,7 @@ std::optional<std::string> Server::ConfigureTls() {
   return std::nullopt;
 }
 
-bool Server::ListenTls() {
+bool Listeners::ListenTls() {
   // tls-port: the same bind addresses as port, each a second listener whose
   // connections start with a TLS handshake (connection.cc).
   if (!tls::TlsEnabled(config_)) return true;
@@ -108,7 +141,7 @@ bool Server::ListenTls() {
   return ListenOnBindAddresses(static_cast<int>(config_.tls_port), true);
 }
 
-bool Server::ListenOnBindAddresses(int port, bool tls) {
+bool Listeners::ListenOnBindAddresses(int port, bool tls) {
   for (const std::string& spec : config_.bind) {
     // A leading '-' marks an address that may be unavailable (Redis's
     // syntax; for instance ::1 on a host without IPv6).
@@ -141,7 +174,7 @@ bool Server::ListenOnBindAddresses(int port, bool tls) {
   return true;
 }
 
-bool Server::ListenUnix() {
+bool Listeners::ListenUnix() {
   // `unixsocket PATH`: clients on this host connect without TCP. As Redis,
   // a socket file left by an earlier run is replaced, the mode is set with
   // chmod (unixsocketperm, octal), and the file is removed at shutdown.
@@ -165,7 +198,7 @@ bool Server::ListenUnix() {
     return false;
   }
   UvHandle<uv_poll_t> poll;
-  if (uv_poll_init(&loop_, poll.get(), fd.get()) != 0) return false;
+  if (uv_poll_init(loop_, poll.get(), fd.get()) != 0) return false;
   poll.MarkInitialized();
   poll->data = this;
   uv_poll_start(poll.get(), UV_READABLE, OnAcceptable);
@@ -174,7 +207,7 @@ bool Server::ListenUnix() {
   return true;
 }
 
-void Server::AnnounceReady() {
+void Listeners::AnnounceReady(const LeasePolicy& policy, int64_t now) {
   if (ready_announced_) return;
   ready_announced_ = true;
   if (unix_listener_) {
@@ -184,9 +217,7 @@ void Server::AnnounceReady() {
   // systemd's Type=notify: the unit is "started" now. A node in its restart
   // quarantine is started too (it serves reads and releases); the status
   // line says when it grants again.
-  const int64_t now = clock_->MonoMs();
   std::string status = "Ready to accept connections";
-  const LeasePolicy& policy = persistence_->policy();
   if (policy.quarantined(now)) {
     status += "; restart quarantine: no lock granted for another " +
               std::to_string(policy.remaining_ms(now)) + " ms";
@@ -194,7 +225,7 @@ void Server::AnnounceReady() {
   supervision::NotifySystemd("STATUS=" + status + "\nREADY=1\n");
 }
 
-void Server::AnnounceStopping() {
+void Listeners::AnnounceStopping() {
   if (supervision::Detect(config_.supervised) == SupervisedMode::kSystemd) {
     supervision::NotifySystemd("STOPPING=1\n");
   }
@@ -204,12 +235,12 @@ void Server::AnnounceStopping() {
   }
 }
 
-int Server::BindAndListen(UvHandle<uv_tcp_t>& tcp, const sockaddr_storage& addr) {
+int Listeners::BindAndListen(UvHandle<uv_tcp_t>& tcp, const sockaddr_storage& addr) {
   // libuv creates the socket (and closes it with the handle); binding,
   // listening and accepting are done here rather than by uv_listen, whose
   // accept loop handles running out of descriptors silently (see
   // AcceptPending).
-  int rc = uv_tcp_init_ex(&loop_, tcp.get(), addr.ss_family);
+  int rc = uv_tcp_init_ex(loop_, tcp.get(), addr.ss_family);
   if (rc != 0) return rc;
   tcp.MarkInitialized();
   tcp->data = this;
@@ -224,7 +255,7 @@ int Server::BindAndListen(UvHandle<uv_tcp_t>& tcp, const sockaddr_storage& addr)
     return uv_translate_sys_error(errno);
   }
   UvHandle<uv_poll_t> poll;
-  if ((rc = uv_poll_init_socket(&loop_, poll.get(), fd)) != 0) return rc;
+  if ((rc = uv_poll_init_socket(loop_, poll.get(), fd)) != 0) return rc;
   poll.MarkInitialized();
   poll->data = this;
   uv_poll_start(poll.get(), UV_READABLE, OnAcceptable);
@@ -232,7 +263,7 @@ int Server::BindAndListen(UvHandle<uv_tcp_t>& tcp, const sockaddr_storage& addr)
   return 0;
 }
 
-bool Server::AdjustOpenFilesLimit() {
+bool Listeners::AdjustOpenFilesLimit(Config& config) {
   // Each client needs a file descriptor, plus a few for listeners, the log
   // and libuv (Redis's CONFIG_MIN_RESERVED_FDS). Redis's algorithm and log
   // lines, so operators see what they know: ask for maxclients + 32 (soft and
@@ -240,14 +271,14 @@ bool Server::AdjustOpenFilesLimit() {
   // steps of 16; if that is not enough, lower maxclients to what fits, and
   // refuse to start if not even the reserved descriptors fit.
   constexpr rlim_t kReserved = 32;
-  rlim_t wanted = static_cast<rlim_t>(config_.maxclients) + kReserved;
+  rlim_t wanted = static_cast<rlim_t>(config.maxclients) + kReserved;
   rlimit lim{};
   if (getrlimit(RLIMIT_NOFILE, &lim) != 0) {
     log::Warning(
         "Unable to obtain the current NOFILE limit ({}), assuming 1024 and setting the "
         "max clients configuration accordingly.",
         std::strerror(errno));
-    config_.maxclients = 1024 - static_cast<int64_t>(kReserved);
+    config.maxclients = 1024 - static_cast<int64_t>(kReserved);
     return true;
   }
   rlim_t old = lim.rlim_cur;
@@ -277,8 +308,8 @@ bool Server::AdjustOpenFilesLimit() {
         static_cast<uint64_t>(old), static_cast<uint64_t>(wanted));
     return false;
   }
-  int64_t requested = config_.maxclients;
-  config_.maxclients = static_cast<int64_t>(best - kReserved);
+  int64_t requested = config.maxclients;
+  config.maxclients = static_cast<int64_t>(best - kReserved);
   log::Warning("You requested maxclients of {} requiring at least {} max file descriptors.",
                requested, static_cast<uint64_t>(wanted));
   log::Warning("Server can't set maximum open files to {} because of OS error: {}.",
@@ -286,15 +317,15 @@ bool Server::AdjustOpenFilesLimit() {
   log::Warning(
       "Current maximum open files is {}. maxclients has been reduced to {} to "
       "compensate for low ulimit. If you need higher maxclients increase 'ulimit -n'.",
-      static_cast<uint64_t>(best), config_.maxclients);
+      static_cast<uint64_t>(best), config.maxclients);
   return true;
 }
 
-void Server::OnAcceptable(uv_poll_t* poll, int, int) {
-  static_cast<Server*>(poll->data)->AcceptPending(poll);
+void Listeners::OnAcceptable(uv_poll_t* poll, int, int) {
+  static_cast<Listeners*>(poll->data)->AcceptPending(poll);
 }
 
-void Server::AcceptPending(uv_poll_t* poll) {
+void Listeners::AcceptPending(uv_poll_t* poll) {
   uv_os_fd_t listen_fd = -1;
   uv_fileno(reinterpret_cast<uv_handle_t*>(poll), &listen_fd);
   // At most 1000 connections per wake-up (as Redis), so a flood of new
@@ -321,7 +352,7 @@ void Server::AcceptPending(uv_poll_t* poll) {
   }
 }
 
-bool Server::DropPendingConnections(int listen_fd, int error) {
+bool Listeners::DropPendingConnections(int listen_fd, int error) {
   // Out of file descriptors (EMFILE/ENFILE): give up the spare descriptor,
   // accept and close every pending connection (their clients see the
   // connection closed at once instead of waiting in the backlog), then take
@@ -346,7 +377,7 @@ bool Server::DropPendingConnections(int listen_fd, int error) {
   failures = std::max<uint64_t>(failures, 1);
   stats_.rejected_connections += failures;
   accept_errors_ += failures;
-  int64_t now = clock_->MonoMs();
+  int64_t now = clock_.MonoMs();
   if (now - last_accept_error_log_ms_ >= 1000) {
     log::Warning(
         "Accepting client connection: accept: {} ({} connections refused since the "
@@ -358,9 +389,9 @@ bool Server::DropPendingConnections(int listen_fd, int error) {
   return dropped_all;
 }
 
-void Server::Accept(int fd, bool unix_socket, bool tls) {
-  auto* c = new Connection(*this, next_client_id_++);
-  uv_tcp_init(&loop_, c->handle());
+void Listeners::Accept(int fd, bool unix_socket, bool tls) {
+  auto* c = new Connection(host_, clients_.NextId());
+  uv_tcp_init(loop_, c->handle());
   if (uv_tcp_open(c->handle(), fd) != 0) {
     ::close(fd);
     uv_close(reinterpret_cast<uv_handle_t*>(c->handle()),
@@ -370,10 +401,7 @@ void Server::Accept(int fd, bool unix_socket, bool tls) {
   ++stats_.total_connections_received;
 
   // Link it first so every path below closes it the same way.
-  c->next_ = clients_head_;
-  if (clients_head_ != nullptr) clients_head_->prev_ = c;
-  clients_head_ = c;
-  ++num_clients_;
+  clients_.Link(*c);
 
   if (unix_socket) {
     // libuv's stream I/O works on any stream socket: a unix one too. The
@@ -403,7 +431,7 @@ void Server::Accept(int fd, bool unix_socket, bool tls) {
     c->Close();
     return;
   }
-  if (num_clients_ > static_cast<size_t>(config_.maxclients)) {
+  if (clients_.size() > static_cast<size_t>(config_.maxclients)) {
     ++stats_.rejected_connections;
     if (tls) {
       c->Close();
@@ -416,7 +444,7 @@ void Server::Accept(int fd, bool unix_socket, bool tls) {
   }
   // Protected mode: while the default user needs no password (nopass,
   // whether requirepass or ACL rules made it so), strangers are refused.
-  if (config_.protected_mode && acl_users_.Default().nopass && !c->local) {
+  if (config_.protected_mode && host_.acl_users().Default().nopass && !c->local) {
     ++stats_.rejected_connections;
     if (tls) {
       c->Close();
@@ -446,7 +474,7 @@ void Server::Accept(int fd, bool unix_socket, bool tls) {
   c->Start();
 }
 
-void Server::ResumeAccepting() {
+void Listeners::ResumeAccepting() {
   // Out of descriptors earlier, with no spare left to free (the cron tries
   // again): get a spare back and accept again.
   accept_paused_ = false;
