@@ -19,9 +19,10 @@
 //    WAITAOF, writes it later through the server);
 //  - uses ctx.now for every time it needs (one reading of both clocks per
 //    request: a deadline and the TTL logged for it agree).
-// Administrative commands (CONFIG, INFO, CLIENT, SHUTDOWN…) also use
-// ctx.control(), a small interface to the server around the loop; data
-// commands never do.
+// Administrative commands (CONFIG, INFO, CLIENT, SHUTDOWN…) also use one
+// role of the server around the loop each (control.h: ctx.admin(),
+// ctx.clients(), ctx.persistence(), ctx.diagnostics(), ctx.scripting(),
+// ctx.acl(), ctx.bench()); data commands never do.
 #pragma once
 
 #include <cstdint>
@@ -39,7 +40,14 @@ namespace latch {
 class Grants;
 class Parking;
 class PubSub;
+class AccessControl;
+class AdminControl;
+class ClientsControl;
+class DiagnosticsControl;
+class PersistenceControl;
+class ScriptingControl;
 class ServerControl;
+class TestBenchControl;
 class Session;
 class Store;
 struct Config;
@@ -207,8 +215,15 @@ struct CommandContext {
   // Parks the client: SET … NX WAIT, WAITAOF (server/parking.h).
   Parking& parking() { return parking_; }
   // The server around the loop, for administrative commands only (CONFIG,
-  // INFO, CLIENT, SHUTDOWN…): a data command never needs it.
-  ServerControl& control() { return control_; }
+  // INFO, CLIENT, SHUTDOWN…), one role at a time (control.h): a data
+  // command never needs any.
+  AdminControl& admin();
+  ClientsControl& clients();
+  PersistenceControl& persistence();
+  DiagnosticsControl& diagnostics();
+  ScriptingControl& scripting();
+  AccessControl& acl();
+  TestBenchControl& bench();
   // Whether the command may park the client (WAITAOF, SET … WAIT): only a
   // client's own request may, not one queued in MULTI or called by a script.
   bool may_block = false;

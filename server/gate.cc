@@ -50,6 +50,29 @@ void CommandContext::ReplyRefusal(const std::string& text) {
   lease_refused = true;
 }
 
+// The server's roles (control.h), each a view of the one ServerControl.
+AdminControl& CommandContext::admin() {
+  return control_;
+}
+ClientsControl& CommandContext::clients() {
+  return control_;
+}
+PersistenceControl& CommandContext::persistence() {
+  return control_;
+}
+DiagnosticsControl& CommandContext::diagnostics() {
+  return control_;
+}
+ScriptingControl& CommandContext::scripting() {
+  return control_;
+}
+AccessControl& CommandContext::acl() {
+  return control_;
+}
+TestBenchControl& CommandContext::bench() {
+  return control_;
+}
+
 CommandRunner::Result CommandContext::Call(std::span<const std::string_view> args,
                                            resp::ReplySink& out, CommandRunner::Origin origin) {
   return runner_.Execute(session, args, now, out, origin);

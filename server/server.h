@@ -108,7 +108,7 @@ class Server final : public ServerControl,
   // whenever they differ by more than 2 ms (a step, or NTP slewing adding up).
   TimeSnapshot Now() override;
 
-  // ---- ServerControl (administrative commands)
+  // ---- ServerControl (control.h: the roles administrative commands use)
   const Config& config() const override { return config_; }
   std::optional<std::string> Reconfigure(const Config& updated, uint32_t effects) override;
   Stats& stats() override { return diagnostics_.stats(); }

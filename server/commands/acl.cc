@@ -17,7 +17,7 @@ namespace latch::commands {
 namespace {
 
 acl::Users& UsersOf(CommandContext& ctx) {
-  return ctx.control().acl_users();
+  return ctx.acl().acl_users();
 }
 
 // A user's channel rights narrowed: its sessions listening to a channel or
@@ -35,7 +35,7 @@ void EndRevokedSubscribers(CommandContext& ctx, const acl::User& u) {
     return false;
   };
   acl::Users& users = UsersOf(ctx);
-  ctx.control().ForEachSession([&](Session& s) {
+  ctx.clients().ForEachSession([&](Session& s) {
     if (&users.Of(s) != &u || !s.subscribed()) return;
     bool revoked = false;
     for (const std::string& p : s.patterns) revoked |= !allowed(p, true);

@@ -35,7 +35,7 @@ void ConfigGet(CommandContext& ctx) {
   ctx.reply.Map(found.size());
   for (const auto& [name, param] : found) {
     ctx.reply.Bulk(name);
-    ctx.reply.Bulk(param->get(ctx.control().config()));
+    ctx.reply.Bulk(param->get(ctx.admin().config()));
   }
 }
 
@@ -69,7 +69,7 @@ void ConfigSet(CommandContext& ctx) {
     }
     params.push_back(p);
   }
-  Config updated = ctx.control().config();
+  Config updated = ctx.admin().config();
   for (size_t k = 0; k < params.size(); ++k) {
     std::string_view value = ctx.argv[3 + 2 * k];
     std::vector<std::string> words;
@@ -95,7 +95,7 @@ void ConfigSet(CommandContext& ctx) {
   }
   uint32_t effects = 0;
   for (const ConfigParam* p : params) effects |= p->effects;
-  if (auto err = ctx.control().Reconfigure(updated, effects)) {
+  if (auto err = ctx.admin().Reconfigure(updated, effects)) {
     // All or nothing: the server kept the old values.
     ctx.reply.Error("ERR CONFIG SET failed (possibly related to argument '" +
                     std::string(ctx.argv[2]) + "') - " + *err);
@@ -106,13 +106,13 @@ void ConfigSet(CommandContext& ctx) {
                 p->name == "requirepass" ||
                         p->name.ends_with("key-file-pass")  // (tls-*: keys' passphrases)
                     ? std::string("(hidden)")
-                    : p->get(ctx.control().config()));
+                    : p->get(ctx.admin().config()));
   }
   ctx.reply.Ok();
 }
 
 void ConfigResetStat(CommandContext& ctx) {
-  Stats& st = ctx.control().stats();
+  Stats& st = ctx.diagnostics().stats();
   st = Stats{};
   ctx.reply.Ok();
 }
@@ -120,14 +120,14 @@ void ConfigResetStat(CommandContext& ctx) {
 void ConfigRewrite(CommandContext& ctx) {
   // The running values back into the file the server was started with,
   // keeping its comments and order (config_rewrite.h).
-  Config c = ctx.control().config();
+  Config c = ctx.admin().config();
   if (c.config_file.empty()) {
     ctx.reply.Error("ERR The server is running without a config file");
     return;
   }
   // The users as they are now, as `user` lines (ACL LIST's words).
   c.users.clear();
-  for (const auto& [name, u] : ctx.control().acl_users().all()) {
+  for (const auto& [name, u] : ctx.acl().acl_users().all()) {
     std::vector<std::string> words = {name};
     const std::string rules = u->Describe();
     for (size_t at = 0; at < rules.size();) {

@@ -20,7 +20,7 @@ namespace {
 // password (any, with nopass); the session then runs as it. A failure goes
 // to ACL LOG (reason "auth"), as Redis's ACLAuthenticateUser does.
 bool CheckCredentials(CommandContext& ctx, std::string_view user, std::string_view pass) {
-  acl::Users& users = ctx.control().acl_users();
+  acl::Users& users = ctx.acl().acl_users();
   const acl::User* u = users.Find(user);
   if (u == nullptr || !u->enabled || !u->CheckPassword(pass)) {
     users.Log(acl::Denied::kAuth,
@@ -248,7 +248,7 @@ void Auth(CommandContext& ctx) {
   ctx.Redact(2);
   std::string_view user = "default", pass;
   if (ctx.argv.size() == 2) {
-    if (ctx.control().acl_users().Default().nopass) {
+    if (ctx.acl().acl_users().Default().nopass) {
       ctx.reply.Error(
           "ERR AUTH <password> called without any password configured for the default user. "
           "Are you sure your configuration is correct?");
@@ -288,7 +288,7 @@ void Select(CommandContext& ctx) {
 }
 
 void Monitor(CommandContext& ctx) {
-  ctx.control().AddMonitor(ctx.session);
+  ctx.clients().AddMonitor(ctx.session);
   ctx.reply.Ok();
 }
 
@@ -299,18 +299,18 @@ void Monitor(CommandContext& ctx) {
 // confirmation each), no name, replies on. The reply is +RESET.
 void Reset(CommandContext& ctx) {
   Session& s = ctx.session;
-  if (s.monitor) ctx.control().RemoveMonitor(s);
+  if (s.monitor) ctx.clients().RemoveMonitor(s);
   ctx.pubsub.Forget(s);
   s.db = 0;
   ctx.store.Select(0);
   s.resp = 2;
   s.user = nullptr;
-  const acl::User& d = ctx.control().acl_users().Default();
+  const acl::User& d = ctx.acl().acl_users().Default();
   s.authenticated = d.nopass && d.enabled;
   s.in_multi = false;
   s.multi_failed = false;
   s.queued.clear();
-  ctx.control().watches().UnwatchAll(s);
+  ctx.clients().watches().UnwatchAll(s);
   s.name.clear();
   s.reply_off = s.reply_skip_next = s.reply_skip_this = false;
   ctx.reply.Simple("RESET");
@@ -368,7 +368,7 @@ void ClientList(CommandContext& ctx) {
   std::string out;
   // Oldest first, as Redis lists them.
   std::vector<Session*> clients;
-  ctx.control().ForEachSession([&](Session& c) { clients.push_back(&c); });
+  ctx.clients().ForEachSession([&](Session& c) { clients.push_back(&c); });
   for (auto it = clients.rbegin(); it != clients.rend(); ++it) {
     Session& c = **it;
     if (c.closing()) continue;
@@ -438,7 +438,7 @@ void ClientKill(CommandContext& ctx) {
       } else if (IsWord(f, "LADDR")) {
         laddr = UpToNul(v);
       } else if (IsWord(f, "USER")) {
-        kill_user = ctx.control().acl_users().Find(v);
+        kill_user = ctx.acl().acl_users().Find(v);
         if (kill_user == nullptr) {
           ctx.reply.Error("ERR No such user '" + std::string(UpToNul(v)) + "'");
           return;
@@ -465,12 +465,12 @@ void ClientKill(CommandContext& ctx) {
   }
   int64_t killed = 0;
   bool kill_self = false;
-  ctx.control().ForEachSession([&](Session& c) {
+  ctx.clients().ForEachSession([&](Session& c) {
     if (c.closing()) return;
     if (addr && c.addr != *addr) return;
     if (laddr && c.laddr != *laddr) return;
     if (type >= 0 && TypeOf(c) != type) return;
-    if (kill_user != nullptr && &ctx.control().acl_users().Of(c) != kill_user) return;
+    if (kill_user != nullptr && &ctx.acl().acl_users().Of(c) != kill_user) return;
     if (id && c.id() != *id) return;
     if (max_age && *max_age != 0 && (ctx.now.mono - c.created_ms) / 1000 < *max_age) return;
     if (&c == &ctx.session) {
@@ -543,7 +543,7 @@ void ClientUnblock(CommandContext& ctx) {
   }
   auto id = IntArgOrReply(ctx, ctx.argv[2]);
   if (!id) return;
-  const bool unblocked = *id > 0 && ctx.control().UnblockClient(static_cast<uint64_t>(*id), error);
+  const bool unblocked = *id > 0 && ctx.clients().UnblockClient(static_cast<uint64_t>(*id), error);
   ctx.reply.Int(unblocked ? 1 : 0);
 }
 

@@ -38,7 +38,7 @@ void SlowlogGet(CommandContext& ctx) {
     ReplySubcommandSyntaxError(ctx);
     return;
   }
-  const auto& entries = ctx.control().slowlog().entries();
+  const auto& entries = ctx.diagnostics().slowlog().entries();
   size_t count = 10;
   if (ctx.argv.size() == 3) {
     auto n = ParseInt64(ctx.argv[2]);
@@ -64,11 +64,11 @@ void SlowlogGet(CommandContext& ctx) {
 }
 
 void SlowlogLen(CommandContext& ctx) {
-  ctx.reply.Int(static_cast<int64_t>(ctx.control().slowlog().entries().size()));
+  ctx.reply.Int(static_cast<int64_t>(ctx.diagnostics().slowlog().entries().size()));
 }
 
 void SlowlogReset(CommandContext& ctx) {
-  ctx.control().slowlog().Reset();
+  ctx.diagnostics().slowlog().Reset();
   ctx.reply.Ok();
 }
 
@@ -90,7 +90,7 @@ void SlowlogHelp(CommandContext& ctx) {
 // ---------------------------------------------------------------- LATENCY
 
 void LatencyLatest(CommandContext& ctx) {
-  const auto& events = ctx.control().latency_monitor().events();
+  const auto& events = ctx.diagnostics().latency_monitor().events();
   ctx.reply.Array(events.size());
   for (const auto& [name, series] : events) {
     const LatencyMonitor::Sample& last = series.Latest();
@@ -103,7 +103,7 @@ void LatencyLatest(CommandContext& ctx) {
 }
 
 void LatencyHistory(CommandContext& ctx) {
-  const LatencyMonitor::Series* series = ctx.control().latency_monitor().Find(ctx.argv[2]);
+  const LatencyMonitor::Series* series = ctx.diagnostics().latency_monitor().Find(ctx.argv[2]);
   if (series == nullptr) {
     ctx.reply.Array(0);
     return;
@@ -119,11 +119,11 @@ void LatencyHistory(CommandContext& ctx) {
 
 void LatencyReset(CommandContext& ctx) {
   std::vector<std::string_view> events(ctx.argv.begin() + 2, ctx.argv.end());
-  ctx.reply.Int(static_cast<int64_t>(ctx.control().latency_monitor().Reset(events)));
+  ctx.reply.Int(static_cast<int64_t>(ctx.diagnostics().latency_monitor().Reset(events)));
 }
 
 void LatencyGraph(CommandContext& ctx) {
-  const LatencyMonitor& monitor = ctx.control().latency_monitor();
+  const LatencyMonitor& monitor = ctx.diagnostics().latency_monitor();
   const LatencyMonitor::Series* series = monitor.Find(ctx.argv[2]);
   if (series == nullptr) {
     ctx.reply.Error("ERR No samples available for event '" + std::string(UpToNul(ctx.argv[2])) +
@@ -135,15 +135,15 @@ void LatencyGraph(CommandContext& ctx) {
 
 void LatencyDoctor(CommandContext& ctx) {
   ctx.reply.Verbatim("txt",
-                     ctx.control().latency_monitor().Doctor(
-                         ctx.control().config().latency_monitor_threshold, ctx.now.wall_ms / 1000));
+                     ctx.diagnostics().latency_monitor().Doctor(
+                         ctx.admin().config().latency_monitor_threshold, ctx.now.wall_ms / 1000));
 }
 
 void LatencyHistogramCommand(CommandContext& ctx) {
   // LATENCY HISTOGRAM [command …]: for each command with a histogram, its
   // calls and the cumulative counts at 1, 2, 4… µs; a container's
   // subcommands follow it; unknown names are skipped.
-  const Stats& stats = ctx.control().stats();
+  const Stats& stats = ctx.diagnostics().stats();
   std::vector<const CommandSpec*> list;
   auto consider = [&](const CommandSpec& c) {
     const CommandStats* cs = stats.find_command(c.index);
@@ -228,7 +228,7 @@ void MemoryUsage(CommandContext& ctx) {
 void MemoryStats(CommandContext& ctx) {
   // Redis's MEMORY STATS fields that mean something here; the allocator's
   // own (jemalloc's arenas) have no glibc counterpart and are left out.
-  ServerControl::MemoryFigures m = ctx.control().memory();
+  ServerControl::MemoryFigures m = ctx.diagnostics().memory();
   const Keyspace& ks = ctx.store.keyspace();
   const uint64_t table = ks.table_bytes(), expires = ks.ttl_index_bytes();
   const uint64_t overhead = m.startup + m.clients + m.log_buffer + table + expires;
@@ -274,7 +274,7 @@ void MemoryStats(CommandContext& ctx) {
 }
 
 void MemoryDoctor(CommandContext& ctx) {
-  ServerControl::MemoryFigures m = ctx.control().memory();
+  ServerControl::MemoryFigures m = ctx.diagnostics().memory();
   auto mb = [](uint64_t bytes) {
     char buf[32];
     std::snprintf(buf, sizeof(buf), "%.2f MB", static_cast<double>(bytes) / (1024.0 * 1024.0));

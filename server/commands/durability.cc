@@ -63,7 +63,7 @@ void WaitAof(CommandContext& ctx) {
   }
   auto timeout = TimeoutOrReply(ctx, ctx.argv[3], true);
   if (!timeout) return;
-  const ServerControl::LogDurability log = ctx.control().log_durability();
+  const ServerControl::LogDurability log = ctx.persistence().log_durability();
   if (*numlocal > 0 && !log.enabled) {
     ctx.reply.Error("ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.");
     return;

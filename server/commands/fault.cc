@@ -23,7 +23,7 @@ constexpr std::string_view kDisabled =
     "only; it cannot be set at run time)";
 
 bool EnabledOrReply(CommandContext& ctx) {
-  if (ctx.control().config().enable_fault_injection) return true;
+  if (ctx.admin().config().enable_fault_injection) return true;
   ctx.reply.Error(kDisabled);
   return false;
 }
@@ -83,12 +83,12 @@ void FaultClock(CommandContext& ctx) {
       ctx.reply.Error("ERR value is not a valid float");
       return;
     }
-    ReplyResult(ctx, ctx.control().faults().ClockRate(*rate));
+    ReplyResult(ctx, ctx.bench().faults().ClockRate(*rate));
   } else if (IsWord(what, "JUMP")) {
     // Time skipped: every lease is that much closer to its end at once.
     auto ms = IntArgOrReply(ctx, ctx.argv[3]);
     if (!ms) return;
-    ReplyResult(ctx, ctx.control().faults().ClockJump(*ms));
+    ReplyResult(ctx, ctx.bench().faults().ClockJump(*ms));
   } else {
     ctx.reply.Error(kSyntaxError);
   }
@@ -102,7 +102,7 @@ void FaultWallclock(CommandContext& ctx) {
   }
   auto ms = IntArgOrReply(ctx, ctx.argv[3]);
   if (!ms) return;
-  ReplyResult(ctx, ctx.control().faults().WallOffset(*ms));
+  ReplyResult(ctx, ctx.bench().faults().WallOffset(*ms));
 }
 
 void FaultDelay(CommandContext& ctx) {
@@ -117,7 +117,7 @@ void FaultDelay(CommandContext& ctx) {
   }
   rule.delay_ms = *ms;
   if (!ParseRuleOptions(ctx, 3, rule)) return;
-  ctx.reply.Int(static_cast<int64_t>(ctx.control().faults().Add(rule)));
+  ctx.reply.Int(static_cast<int64_t>(ctx.bench().faults().Add(rule)));
 }
 
 void FaultDrop(CommandContext& ctx) {
@@ -125,7 +125,7 @@ void FaultDrop(CommandContext& ctx) {
   Faults::Rule rule;
   rule.kind = Faults::Rule::kDrop;
   if (!ParseRuleOptions(ctx, 2, rule)) return;
-  ctx.reply.Int(static_cast<int64_t>(ctx.control().faults().Add(rule)));
+  ctx.reply.Int(static_cast<int64_t>(ctx.bench().faults().Add(rule)));
 }
 
 void FaultPartition(CommandContext& ctx) {
@@ -148,12 +148,12 @@ void FaultPartition(CommandContext& ctx) {
     ctx.reply.Error(kSyntaxError);
     return;
   }
-  ctx.reply.Int(static_cast<int64_t>(ctx.control().faults().Add(rule)));
+  ctx.reply.Int(static_cast<int64_t>(ctx.bench().faults().Add(rule)));
 }
 
 void FaultList(CommandContext& ctx) {
   if (!EnabledOrReply(ctx)) return;
-  std::vector<std::string> lines = ctx.control().faults().List();
+  std::vector<std::string> lines = ctx.bench().faults().List();
   ctx.reply.Array(lines.size());
   for (const std::string& line : lines) ctx.reply.Bulk(line);
 }
@@ -172,7 +172,7 @@ void FaultClear(CommandContext& ctx) {
     ctx.reply.Error(kSyntaxError);
     return;
   }
-  if (!ctx.control().faults().Clear(id)) {
+  if (!ctx.bench().faults().Clear(id)) {
     ctx.reply.Error("ERR no such fault");
     return;
   }

@@ -36,7 +36,7 @@ void FunctionLoad(CommandContext& ctx) {
   }
   std::string_view code = ctx.argv[pos];
   std::string error;
-  auto name = ctx.control().scripts().LoadLibrary(code, replace, &error);
+  auto name = ctx.scripting().scripts().LoadLibrary(code, replace, &error);
   if (!name) {
     ctx.reply.Error(error);
     return;
@@ -46,7 +46,7 @@ void FunctionLoad(CommandContext& ctx) {
 }
 
 void FunctionDelete(CommandContext& ctx) {
-  if (!ctx.control().scripts().DeleteLibrary(ctx.argv[2])) {
+  if (!ctx.scripting().scripts().DeleteLibrary(ctx.argv[2])) {
     ctx.reply.Error("ERR Library not found");
     return;
   }
@@ -75,7 +75,7 @@ void FunctionList(CommandContext& ctx) {
     ctx.reply.Error("ERR Unknown argument " + std::string(UpToNul(arg)));
     return;
   }
-  const Engine& engine = ctx.control().scripts();
+  const Engine& engine = ctx.scripting().scripts();
   std::vector<const scripting::Library*> libs;
   for (const auto& [name, lib] : engine.libraries()) {
     if (pattern && !GlobMatch(*pattern, name, /*nocase=*/true)) continue;
@@ -128,13 +128,13 @@ void FunctionFlush(CommandContext& ctx) {
     ctx.reply.Error("ERR FUNCTION FLUSH only supports SYNC|ASYNC option");
     return;
   }
-  ctx.control().scripts().FlushLibraries();
+  ctx.scripting().scripts().FlushLibraries();
   ctx.store.LogFunctionFlush();
   ctx.reply.Ok();
 }
 
 void FunctionDump(CommandContext& ctx) {
-  ctx.reply.Bulk(ctx.control().scripts().Dump());
+  ctx.reply.Bulk(ctx.scripting().scripts().Dump());
 }
 
 // FUNCTION RESTORE payload [FLUSH|APPEND|REPLACE]
@@ -154,7 +154,7 @@ void FunctionRestore(CommandContext& ctx) {
   }
   std::string error;
   auto codes = Engine::ParseDump(ctx.argv[2], &error);
-  Engine& engine = ctx.control().scripts();
+  Engine& engine = ctx.scripting().scripts();
   if (!codes || !engine.Restore(*codes, UpToNul(policy), &error)) {
     ctx.reply.Error(error);
     return;
@@ -167,7 +167,7 @@ void FunctionRestore(CommandContext& ctx) {
 }
 
 void FunctionStats(CommandContext& ctx) {
-  const Engine& engine = ctx.control().scripts();
+  const Engine& engine = ctx.scripting().scripts();
   const scripting::LuaRun* run = engine.running();
   if (run != nullptr && run->eval) {
     ctx.reply.Error(
@@ -187,7 +187,7 @@ void FunctionStats(CommandContext& ctx) {
     ctx.reply.Array(caller.argv.size());
     for (std::string_view a : caller.argv) ctx.reply.Bulk(a);
     ctx.reply.Bulk("duration_ms");
-    ctx.reply.Int((ctx.control().clock().MonoUs() - run->start_us) / 1000);
+    ctx.reply.Int((ctx.admin().clock().MonoUs() - run->start_us) / 1000);
   }
   ctx.reply.Bulk("engines");
   ctx.reply.Map(1);
@@ -200,7 +200,7 @@ void FunctionStats(CommandContext& ctx) {
 }
 
 void FunctionKill(CommandContext& ctx) {
-  ctx.control().scripts().Kill(ctx, /*eval=*/false);
+  ctx.scripting().scripts().Kill(ctx, /*eval=*/false);
 }
 
 void FunctionHelp(CommandContext& ctx) {
@@ -255,7 +255,7 @@ void FunctionHelp(CommandContext& ctx) {
 // FCALL function numkeys key… arg… (and FCALL_RO), in Redis's order: the
 // function, then numkeys.
 void FcallGeneric(CommandContext& ctx, bool read_only) {
-  Engine& engine = ctx.control().scripts();
+  Engine& engine = ctx.scripting().scripts();
   const scripting::Function* f = engine.FindFunction(ctx.argv[1]);
   if (f == nullptr) {
     ctx.reply.Error("ERR Function not found");

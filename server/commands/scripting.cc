@@ -44,7 +44,7 @@ void EvalGeneric(CommandContext& ctx, bool by_sha, bool read_only) {
     ctx.reply.Error("ERR Number of keys can't be negative");
     return;
   }
-  Engine& engine = ctx.control().scripts();
+  Engine& engine = ctx.scripting().scripts();
   std::string_view sha = ctx.argv[1];
   if (!by_sha) {
     std::string error;
@@ -85,7 +85,7 @@ void EvalShaRo(CommandContext& ctx) {
 // SCRIPT LOAD script: compiles and caches it, replies its SHA1.
 void ScriptLoad(CommandContext& ctx) {
   std::string error;
-  const std::string* sha = ctx.control().scripts().Load(ctx.argv[2], &error);
+  const std::string* sha = ctx.scripting().scripts().Load(ctx.argv[2], &error);
   if (sha == nullptr) {
     ctx.reply.Error(error);
     return;
@@ -95,7 +95,7 @@ void ScriptLoad(CommandContext& ctx) {
 
 // SCRIPT EXISTS sha1…: 1 or 0 for each, case-insensitively as Redis.
 void ScriptExists(CommandContext& ctx) {
-  Engine& engine = ctx.control().scripts();
+  Engine& engine = ctx.scripting().scripts();
   ctx.reply.Array(ctx.argv.size() - 2);
   for (size_t i = 2; i < ctx.argv.size(); ++i) {
     ctx.reply.Int(engine.Find(ctx.argv[i]) != nullptr ? 1 : 0);
@@ -109,13 +109,13 @@ void ScriptFlush(CommandContext& ctx) {
     ctx.reply.Error("ERR SCRIPT FLUSH only support SYNC|ASYNC option");
     return;
   }
-  ctx.control().scripts().FlushScripts();
+  ctx.scripting().scripts().FlushScripts();
   ctx.reply.Ok();
 }
 
 // SCRIPT KILL: stops a busy script that has not written (engine.h).
 void ScriptKill(CommandContext& ctx) {
-  ctx.control().scripts().Kill(ctx, /*eval=*/true);
+  ctx.scripting().scripts().Kill(ctx, /*eval=*/true);
 }
 
 // SCRIPT DEBUG: latch has no Lua debugger; NO (the default) is accepted.

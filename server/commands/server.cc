@@ -15,7 +15,7 @@
 namespace latch::commands {
 
 void Time(CommandContext& ctx) {
-  int64_t us = ctx.control().clock().WallUs();
+  int64_t us = ctx.admin().clock().WallUs();
   ctx.reply.Array(2);
   ctx.reply.Bulk(std::to_string(us / 1'000'000));
   ctx.reply.Bulk(std::to_string(us % 1'000'000));
@@ -24,7 +24,7 @@ void Time(CommandContext& ctx) {
 void Info(CommandContext& ctx) {
   std::vector<std::string> sections;
   for (size_t i = 1; i < ctx.argv.size(); ++i) sections.push_back(ToLower(ctx.argv[i]));
-  ctx.reply.Verbatim("txt", ctx.control().Info(sections, ctx.now));
+  ctx.reply.Verbatim("txt", ctx.diagnostics().Info(sections, ctx.now));
 }
 
 // ---------------------------------------------------------------- BGREWRITEAOF
@@ -32,7 +32,7 @@ void Info(CommandContext& ctx) {
 // Compacts the log in the background. Inside MULTI … EXEC the rewrite starts
 // right after the transaction, so it never splits one (log/writer.h).
 void BgRewriteAof(CommandContext& ctx) {
-  if (auto err = ctx.control().StartRewrite(ctx.now)) {
+  if (auto err = ctx.persistence().StartRewrite(ctx.now)) {
     ctx.reply.Error("ERR " + *err);
     return;
   }
@@ -58,7 +58,7 @@ int ErrnoByName(std::string_view name) {
 // Fault injection for tests and the chaos harness. Off unless
 // enable-debug-command is yes (or local, for loopback clients).
 void Debug(CommandContext& ctx) {
-  DebugCommand mode = ctx.control().config().enable_debug_command;
+  DebugCommand mode = ctx.admin().config().enable_debug_command;
   if (mode == DebugCommand::kNo || (mode == DebugCommand::kLocal && !ctx.session.local)) {
     ctx.reply.Error(
         "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", "
@@ -69,7 +69,7 @@ void Debug(CommandContext& ctx) {
   std::string_view sub = ctx.argv[1];
   if (IsWord(sub, "POWERLOSS") && ctx.argv.size() == 2) {
     // A machine crash: whatever the log had not fsynced is gone.
-    ctx.control().SimulatePowerLoss();
+    ctx.persistence().SimulatePowerLoss();
   }
   if (IsWord(sub, "PROTOCOL") && ctx.argv.size() == 3) {
     // One reply of each RESP type, as Redis's (the scripting tests read
@@ -125,7 +125,7 @@ void Debug(CommandContext& ctx) {
   if (IsWord(sub, "SET-DISABLE-DENY-SCRIPTS") && ctx.argv.size() == 3) {
     // Scripts may then call the commands Redis refuses in them (DEBUG…):
     // Redis's test suite uses it.
-    ctx.control().SetScriptDenyDisabled(ParseInt64(ctx.argv[2]).value_or(0) != 0);
+    ctx.scripting().SetScriptDenyDisabled(ParseInt64(ctx.argv[2]).value_or(0) != 0);
     ctx.reply.Ok();
     return;
   }
@@ -159,7 +159,7 @@ void Debug(CommandContext& ctx) {
       ctx.reply.Error(kNotInteger);
       return;
     }
-    if (!ctx.control().SetWallOffsetMs(*ms)) {
+    if (!ctx.bench().SetWallOffsetMs(*ms)) {
       ctx.reply.Error("ERR this server's clock cannot be shifted");
       return;
     }
@@ -282,7 +282,7 @@ void Shutdown(CommandContext& ctx) {
   }
   // While a script is busy only SHUTDOWN NOSAVE goes through (Redis's rule:
   // it stops the script, and the server).
-  const scripting::LuaRun* run = ctx.control().scripts().running();
+  const scripting::LuaRun* run = ctx.scripting().scripts().running();
   if (run != nullptr && run->timed_out && !nosave) {
     ctx.reply.Error(
         "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.");
@@ -297,7 +297,7 @@ void Shutdown(CommandContext& ctx) {
     return;
   }
   // Like Redis, no reply on success: the connection closes as the server exits.
-  ctx.control().RequestShutdown();
+  ctx.admin().RequestShutdown();
 }
 
 // ---------------------------------------------------------------- ROLE

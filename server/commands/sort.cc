@@ -61,7 +61,7 @@ std::optional<SortOptions> ParseOptions(CommandContext& ctx, bool read_only) {
   // BY and GET patterns read keys no ACL check can name in advance: Redis
   // allows them only to a user who may read every key.
   const bool all_keys =
-      ctx.control().acl_users().Of(ctx.session).AllKeysFor(ctx.cmd, argv, acl::kPermRead);
+      ctx.acl().acl_users().Of(ctx.session).AllKeysFor(ctx.cmd, argv, acl::kPermRead);
   for (size_t j = 2; j < argv.size(); ++j) {
     const size_t left = argv.size() - j - 1;
     std::string_view w = argv[j];

@@ -36,7 +36,7 @@ void Discard(CommandContext& ctx) {
     return;
   }
   ResetTransaction(ctx.session);
-  ctx.control().watches().UnwatchAll(ctx.session);
+  ctx.clients().watches().UnwatchAll(ctx.session);
   ctx.reply.Ok();
 }
 
@@ -57,7 +57,7 @@ void Exec(CommandContext& ctx) {
   bool failed = c.multi_failed;
   bool touched = c.watched_key_touched;
   ResetTransaction(c);
-  ctx.control().watches().UnwatchAll(c);
+  ctx.clients().watches().UnwatchAll(c);
   if (failed) {
     ctx.reply.Error("EXECABORT Transaction discarded because of previous errors.");
     return;
@@ -88,13 +88,13 @@ void Watch(CommandContext& ctx) {
     // it is touched again; Find() removes it now, so the removal happens
     // before the watch begins.
     ctx.store.Find(ctx.argv[i], ctx.now);
-    ctx.control().watches().Watch(ctx.session, ctx.session.db, ctx.argv[i]);
+    ctx.clients().watches().Watch(ctx.session, ctx.session.db, ctx.argv[i]);
   }
   ctx.reply.Ok();
 }
 
 void Unwatch(CommandContext& ctx) {
-  ctx.control().watches().UnwatchAll(ctx.session);
+  ctx.clients().watches().UnwatchAll(ctx.session);
   ctx.reply.Ok();
 }
 

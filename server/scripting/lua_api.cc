@@ -276,7 +276,7 @@ int AclCheckCmd(lua_State* L) {
   if (cmd != nullptr) {
     CommandContext& ctx = run->client.ctx();
     int pos = 0;
-    allowed = ctx.control().acl_users().Of(ctx.session).Check(*cmd, run->argv, &pos) ==
+    allowed = ctx.acl().acl_users().Of(ctx.session).Check(*cmd, run->argv, &pos) ==
               acl::Denied::kNone;
   }
   lua_settop(L, 0);
