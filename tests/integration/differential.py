@@ -115,6 +115,10 @@ def assert_hello_equivalent(latch_raw, redis_raw, proto):
 
 PROTOS = [2, 3]
 
+# The largest integer Redis takes (LLONG_MAX): the edge of every integer
+# argument's range (SET EX, EXPIRE, WAIT's timeout…).
+LLONG_MAX = "9223372036854775807"
+
 
 # ---------------------------------------------------------------- blocking commands
 # Several connections to each server in lockstep: a client blocks, another

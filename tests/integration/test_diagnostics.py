@@ -8,7 +8,7 @@ time and a real log can show.
     when switched off; command timing stops when no one uses it.
   * INFO errorstats counts protocol errors and latch's own error codes.
 
-The byte-for-byte comparisons with Redis are in test_differential.py.
+The byte-for-byte comparisons with Redis are in test_differential_server.py.
 """
 
 import re

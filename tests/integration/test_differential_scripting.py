@@ -15,10 +15,7 @@ SCRIPT DEBUG YES); tests/unit/scripting_test.cc covers those.
 
 import pytest
 
-import latchtest as lt
-from test_differential import check_script, switch_proto
-
-PROTOS = [2, 3]
+from differential import PROTOS, check_script, switch_proto
 
 
 def fresh(pair):
