@@ -45,12 +45,19 @@
 #include "tools/cli/options.h"
 #include "tools/redlock/connect_options.h"
 #include "tools/redlock/redlock.h"
+#include "tools/redlock_run/command.h"
 
 namespace {
 
 using latch::LockClock;
 using latch::Millis;
 using latch::cli::FormatDuration;
+using latch::redlock_command::DeadlineTimer;
+using latch::redlock_command::GroupLives;
+using latch::redlock_command::SignalCommand;
+using latch::redlock_command::StopTiming;
+using latch::redlock_command::StopTimingFor;
+using latch::redlock_command::Until;
 
 // Exit statuses (documented in --help and README).
 constexpr int kExitNotHeld = 1;          // status: no quorum holds the key
@@ -374,112 +381,6 @@ int Status(const Args& a, latch::RedLock& rl) {
   }
   std::printf("not held: no value is on a majority (quorum %zu)\n", rl.quorum());
   return kExitNotHeld;
-}
-
-// Whether a process of group `pgid` other than `leader` is alive (a zombie
-// is not: its work is over). COMMAND (the group's leader) stays unreaped
-// while this is asked, so the group's id cannot be reused meanwhile. Read
-// from /proc: the group's other members are not our children (they are
-// COMMAND's, or init's once it exits), so no SIGCHLD tells of them.
-bool GroupLives(pid_t pgid, pid_t leader) {
-  DIR* d = ::opendir("/proc");
-  if (d == nullptr) return false;
-  bool lives = false;
-  while (dirent* e = ::readdir(d)) {
-    char* end = nullptr;
-    const long pid = std::strtol(e->d_name, &end, 10);
-    if (end == e->d_name || *end != '\0' || pid == leader) continue;
-    char path[64];
-    std::snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-    latch::UniqueFd fd(::open(path, O_RDONLY | O_CLOEXEC));
-    if (!fd) continue;
-    char buf[512];
-    const ssize_t n = ::read(fd.get(), buf, sizeof(buf) - 1);
-    if (n <= 0) continue;
-    buf[n] = '\0';
-    // "pid (comm) state ppid pgrp …": comm may hold anything, even ')'.
-    const char* rp = std::strrchr(buf, ')');
-    char state = 0;
-    long ppid = 0, pgrp = 0;
-    if (rp == nullptr || std::sscanf(rp + 1, " %c %ld %ld", &state, &ppid, &pgrp) != 3) continue;
-    if (pgrp == pgid && state != 'Z' && state != 'X') {
-      lives = true;
-      break;
-    }
-  }
-  ::closedir(d);
-  return lives;
-}
-
-// Signals COMMAND's process group, so that what it started gets the signal
-// too; if COMMAND moved itself to another group, at least COMMAND itself.
-void SignalCommand(pid_t pid, int sig) {
-  if (::kill(-pid, sig) != 0 && errno == ESRCH) ::kill(pid, sig);
-}
-
-// When COMMAND must be stopped (issue 14, item 10).
-//
-// Once the lock's validity has ended, another client may win it and start
-// working. Waiting until the loss is certain (the validity is over) and only
-// then sending SIGTERM, with --kill-after more before SIGKILL, would leave
-// COMMAND running seconds into the next holder's lease. So the stop is
-// scheduled backwards from the validity end instead:
-//
-//   stop point = validity end - grace - margin   SIGTERM, unless a renewal
-//                                                 has moved the validity end
-//   kill point = validity end - margin            SIGKILL at the latest
-//
-// and COMMAND is dead before the lease can pass to anyone else. Each
-// successful renewal moves both points along with the validity.
-struct StopTiming {
-  // SIGTERM to SIGKILL: --kill-after, but at most ttl/3. The watchdog first
-  // renews at ttl/3 after the grant and the validity ends at about ttl, so
-  // with grace <= ttl/3 and margin <= ttl/20 the stop point comes no sooner
-  // than 0.6 ttl after the last renewal: the watchdog gets several tries (one
-  // every ttl/20) before a command is stopped for want of a renewal.
-  Millis grace;
-  // SIGKILL to the validity end: ttl/20, from 10 ms to 500 ms. It covers our
-  // own wake-up lateness and the moment the kernel needs to tear the killed
-  // processes down.
-  Millis margin;
-};
-
-StopTiming StopTimingFor(Millis ttl, Millis kill_after) {
-  return StopTiming{std::min(kill_after, ttl / 3), std::clamp(ttl / 20, Millis{10}, Millis{500})};
-}
-
-// A timer on the lock's own clock (CLOCK_BOOTTIME): if the machine is
-// suspended, the deadline is still reached at the right moment of lease
-// time, where poll()'s timeout (CLOCK_MONOTONIC) would stop counting.
-class DeadlineTimer {
- public:
-  DeadlineTimer() : fd_(::timerfd_create(CLOCK_BOOTTIME, TFD_CLOEXEC | TFD_NONBLOCK)) {}
-  int fd() const { return fd_.get(); }
-  explicit operator bool() const { return static_cast<bool>(fd_); }
-
-  // Fires at `at` (at once if that has passed); nullopt disarms it.
-  void Arm(std::optional<LockClock::time_point> at) {
-    itimerspec spec{};
-    if (at) {
-      int64_t ns = std::max<int64_t>(at->time_since_epoch().count(), 1);
-      spec.it_value.tv_sec = static_cast<time_t>(ns / 1'000'000'000);
-      spec.it_value.tv_nsec = static_cast<long>(ns % 1'000'000'000);
-    }
-    ::timerfd_settime(fd_.get(), TFD_TIMER_ABSTIME, &spec, nullptr);
-  }
-
-  void Drain() {
-    uint64_t expirations;
-    ssize_t ignored = ::read(fd_.get(), &expirations, sizeof(expirations));
-    (void)ignored;
-  }
-
- private:
-  latch::UniqueFd fd_;
-};
-
-std::string Until(LockClock::time_point t) {
-  return FormatDuration(std::chrono::duration_cast<Millis>(t - LockClock::now()));
 }
 
 // Run mode: acquire, run COMMAND under the watchdog, release.
