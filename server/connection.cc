@@ -292,7 +292,9 @@ void Connection::ProcessInput() {
     // until the request has been executed.
     if (!parser_.args().empty()) {
       host_.Dispatch(*this, parser_.args(), now);
-      clients_.NeedsFlush(*this);
+      // (Once on the registry's flush list, a pipeline's next requests need
+      // not ask again: the check saves a call per request.)
+      if (!pending_flush_) clients_.NeedsFlush(*this);
     }
     rbuf_start_ += parser_.consumed();
     if (!CheckOutputLimits()) return;
