@@ -26,7 +26,7 @@ char tls_read_buffer[64 * 1024];
 }  // namespace
 
 Connection::Connection(ClientHost& host, uint64_t id)
-    : Session(id), host_(host), clients_(host.clients()) {
+    : Session(id), host_(host), clients_(host.clients()), config_(host.config()) {
   tcp_.data = this;
   write_req_.data = this;
 }
@@ -257,7 +257,7 @@ bool Connection::SendTlsRecords() {
 }
 
 void Connection::ProcessInput() {
-  const Config& config = host_.config();
+  const Config& config = config_;
   const TimeSnapshot now = host_.Now();
   last_interaction_ms = now.mono;
   // (A session parked by WAITAOF reads nothing more until it is answered.)
@@ -332,8 +332,8 @@ void Connection::Push(std::string_view frame) {
 bool Connection::CheckOutputLimits() {
   // The limits of the client's class (Redis's getClientType): a session
   // that listens to anything is a pubsub client.
-  const OutputBufferLimit& limit = subscribed() ? host_.config().client_output_buffer_limit_pubsub
-                                                : host_.config().client_output_buffer_limit;
+  const OutputBufferLimit& limit =
+      subscribed() ? config_.client_output_buffer_limit_pubsub : config_.client_output_buffer_limit;
   if (limit.hard_bytes <= 0 && limit.soft_bytes <= 0) return true;  // the default: no limit
   size_t pending = pending_output();
   int64_t now = host_.clock().MonoMs();

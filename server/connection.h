@@ -201,6 +201,9 @@ class Connection final : public Session {
 
   ClientHost& host_;
   ClientRegistry& clients_;
+  // The server's settings (host_.config(), read once: the object stays the
+  // same while CONFIG SET changes its values), consulted on every request.
+  const Config& config_;
   uv_tcp_t tcp_;
   uv_write_t write_req_;
   bool reading_ = false;
