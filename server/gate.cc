@@ -177,7 +177,7 @@ std::optional<std::string> Gate::CheckAcl(const CommandSpec& cmd, Session& sessi
   // ACL LOG: the command's name, or the key or channel at fault.
   const bool from_script = origin == Origin::kScript || origin == Origin::kScriptReadOnly;
   const acl::Context context = from_script ? acl::Context::kLua
-                               : (origin == Origin::kExec || session.in_multi)
+                               : (origin == Origin::kExec || session.multi.open())
                                    ? acl::Context::kMulti
                                    : acl::Context::kToplevel;
   const std::string_view object = denied == acl::Denied::kCommand ? std::string_view(cmd.fullname)
@@ -285,9 +285,9 @@ std::optional<std::string> Gate::Check(const CommandSpec& cmd, Session& session,
   // the usage is still past the limit, what may grow memory is refused —
   // a denyoom command, EXEC of one, anything queued in MULTI — as Redis does.
   if (memory_limited_ && origin == Origin::kClient && memory_guard_ && !memory_guard_()) {
-    bool grows = cmd.has(kCmdDenyOom) || (session.in_multi && !cmd.has(kCmdTransactionControl));
-    if (!grows && session.in_multi && cmd.fullname == "exec") {
-      for (const auto& q : session.queued) {
+    bool grows = cmd.has(kCmdDenyOom) || (session.multi.open() && !cmd.has(kCmdTransactionControl));
+    if (!grows && session.multi.open() && cmd.fullname == "exec") {
+      for (const auto& q : session.multi.queued()) {
         const CommandSpec* c = q.empty() ? nullptr : registry_.Find(q[0]);
         if (c != nullptr && c->has(kCmdDenyOom)) grows = true;
       }
@@ -317,13 +317,12 @@ Gate::Result Gate::Reject(Session& session, const CommandSpec* cmd, std::string_
     std::string_view why = text;
     if (why.substr(0, 4) == "ERR ") why.remove_prefix(4);
     reply.Error("EXECABORT Transaction discarded because of: " + std::string(why));
-    session.in_multi = session.multi_failed = false;
-    session.queued.clear();
+    session.multi.Discard();
     control_.watches().UnwatchAll(session);
   } else {
     reply.Error(text);
   }
-  if (session.in_multi && origin == Origin::kClient) session.multi_failed = true;
+  if (origin == Origin::kClient) session.multi.Fail();
   if (!from_script) ++nested_errors_;
   if (cmd != nullptr) ++stats_->command(cmd->index).rejected_calls;
   Result result;
@@ -346,12 +345,8 @@ Gate::Result Gate::Execute(Session& session, std::span<const std::string_view> a
   result.cmd = cmd;
   result.ran = true;
   // 6. MULTI: queued, to run together at EXEC (transactions.cc).
-  if (origin == Origin::kClient && session.in_multi && !cmd->has(kCmdTransactionControl)) {
-    // A transaction already doomed (a refused command, a watched key
-    // changed) keeps nothing: EXEC will not run it (Redis's rule too).
-    if (!session.multi_failed && !session.watched_key_touched) {
-      session.queued.emplace_back(argv.begin(), argv.end());
-    }
+  if (origin == Origin::kClient && session.multi.open() && !cmd->has(kCmdTransactionControl)) {
+    session.multi.Queue(argv);  // (kept only while the transaction can still run)
     reply.Simple("QUEUED");
     return result;
   }

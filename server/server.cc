@@ -377,7 +377,7 @@ void Server::FeedMonitors(const Session& from, std::span<const std::string_view>
 }
 
 void Server::OnClientClosed(Connection& c) {
-  if (!c.watched_keys.empty()) watches_.UnwatchAll(c);
+  if (!c.multi.watched_keys.empty()) watches_.UnwatchAll(c);
   if (c.subscribed()) pubsub_.Forget(c);
   ForgetWaits(c);
   // Out of the list, of the flush list, of the MONITOR feed.

@@ -11,6 +11,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "server/transaction.h"
+
 namespace latch {
 
 namespace acl {
@@ -59,13 +61,8 @@ class Session {
   // table), for CLIENT LIST; nullptr before the first.
   const std::string* last_command = nullptr;
 
-  // MULTI … EXEC: the queued requests (copied: the query buffer moves on),
-  // whether one was refused while queueing (EXEC then aborts), and WATCH.
-  bool in_multi = false;
-  bool multi_failed = false;
-  std::vector<std::vector<std::string>> queued;
-  std::vector<std::string> watched_keys;
-  bool watched_key_touched = false;
+  // MULTI … EXEC and WATCH (transaction.h).
+  Transaction multi;
 
   // CLIENT REPLY, as Redis's three flags: OFF until ON; SKIP sets
   // skip_next, which becomes skip_this for the following command only. A

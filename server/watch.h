@@ -6,7 +6,7 @@
 // database, including keys removed because their lease ran out. A key is
 // watched in the database the session had selected: the same name in
 // another database is another key: watched keys are DbKeys (db_key.h), in
-// Session::watched_keys and here.
+// Session::multi.watched_keys and here.
 #pragma once
 
 #include <string>

@@ -24,8 +24,8 @@ bool CheckCredentials(CommandContext& ctx, std::string_view user, std::string_vi
   const acl::User* u = users.Find(user);
   if (u == nullptr || !u->enabled || !u->CheckPassword(pass)) {
     users.Log(acl::Denied::kAuth,
-              ctx.session.in_multi ? acl::Context::kMulti : acl::Context::kToplevel, ctx.argv[0],
-              user, ctx.now.wall_ms, ctx.session);
+              ctx.session.multi.open() ? acl::Context::kMulti : acl::Context::kToplevel,
+              ctx.argv[0], user, ctx.now.wall_ms, ctx.session);
     return false;
   }
   ctx.session.user = u == &users.Default() ? nullptr : u;
@@ -55,15 +55,15 @@ std::string ClientLine(int64_t now, const Session& c, size_t argv_bytes) {
   // NO-EVICT, P subscribed, U the unix socket; N for none.
   std::string flags;
   if (c.monitor) flags += 'O';
-  if (c.in_multi) flags += 'x';
+  if (c.multi.open()) flags += 'x';
   if (c.blocked) flags += 'b';
-  if (c.watched_key_touched) flags += 'd';
+  if (c.multi.watched_key_touched) flags += 'd';
   if (c.no_evict) flags += 'e';
   if (c.subscribed()) flags += 'P';
   if (c.unix_socket) flags += 'U';
   if (flags.empty()) flags = "N";
   size_t multi_mem = 0;
-  for (const auto& request : c.queued) {
+  for (const auto& request : c.multi.queued()) {
     for (const std::string& arg : request) multi_mem += arg.size();
   }
   std::string events = b.reading ? "r" : "";
@@ -82,7 +82,8 @@ std::string ClientLine(int64_t now, const Session& c, size_t argv_bytes) {
   line += " sub=" + std::to_string(c.channels.size());
   line += " psub=" + std::to_string(c.patterns.size());
   line += " ssub=" + std::to_string(c.shard_channels.size());
-  line += " multi=" + std::to_string(c.in_multi ? static_cast<int64_t>(c.queued.size()) : -1);
+  line += " multi=" +
+          std::to_string(c.multi.open() ? static_cast<int64_t>(c.multi.queued().size()) : -1);
   line += " qbuf=" + std::to_string(b.query);
   line += " qbuf-free=" + std::to_string(b.query_capacity - b.query);
   line += " argv-mem=" + std::to_string(argv_bytes);
@@ -307,9 +308,7 @@ void Reset(CommandContext& ctx) {
   s.user = nullptr;
   const acl::User& d = ctx.acl().acl_users().Default();
   s.authenticated = d.nopass && d.enabled;
-  s.in_multi = false;
-  s.multi_failed = false;
-  s.queued.clear();
+  s.multi.Discard();
   ctx.clients().watches().UnwatchAll(s);
   s.name.clear();
   s.reply_off = s.reply_skip_next = s.reply_skip_this = false;

@@ -1,6 +1,7 @@
 // Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH.
 //
-// MULTI queues a client's commands (Server::Dispatch answers +QUEUED) and
+// MULTI opens the session's Transaction (transaction.h); the gate queues the
+// client's commands into it and answers +QUEUED, and
 // EXEC runs them back to back in one turn of the event loop: no other
 // client's command can come in between, so the batch is atomic the way every
 // single command is. The log brackets their effects with MULTI/EXEC records
@@ -14,49 +15,41 @@
 
 namespace latch::commands {
 
-void ResetTransaction(Session& c) {
-  c.in_multi = false;
-  c.multi_failed = false;
-  c.queued.clear();
-}
-
 void Multi(CommandContext& ctx) {
-  if (ctx.session.in_multi) {
+  if (ctx.session.multi.open()) {
     ctx.reply.Error("ERR MULTI calls can not be nested");
     return;
   }
-  ResetTransaction(ctx.session);
-  ctx.session.in_multi = true;
+  ctx.session.multi.Begin();
   ctx.reply.Ok();
 }
 
 void Discard(CommandContext& ctx) {
-  if (!ctx.session.in_multi) {
+  if (!ctx.session.multi.open()) {
     ctx.reply.Error("ERR DISCARD without MULTI");
     return;
   }
-  ResetTransaction(ctx.session);
+  ctx.session.multi.Discard();
   ctx.clients().watches().UnwatchAll(ctx.session);
   ctx.reply.Ok();
 }
 
 void Exec(CommandContext& ctx) {
   Session& c = ctx.session;
-  if (!c.in_multi) {
+  if (!c.multi.open()) {
     ctx.reply.Error("ERR EXEC without MULTI");
     return;
   }
   // A watched key whose TTL ran out counts as changed even if nobody has
   // touched it since: looking it up removes it, which notifies the watchers.
-  for (const std::string& slot : c.watched_keys) {
+  for (const std::string& slot : c.multi.watched_keys) {
     ctx.store.Select(DbOf(slot));
     ctx.store.Find(KeyOf(slot), ctx.now);
   }
   ctx.store.Select(c.db);
-  std::vector<std::vector<std::string>> queued = std::move(c.queued);
-  bool failed = c.multi_failed;
-  bool touched = c.watched_key_touched;
-  ResetTransaction(c);
+  const bool failed = c.multi.failed();
+  const bool touched = c.multi.watched_key_touched;
+  const Transaction::Requests queued = c.multi.Take();
   ctx.clients().watches().UnwatchAll(c);
   if (failed) {
     ctx.reply.Error("EXECABORT Transaction discarded because of previous errors.");
@@ -79,7 +72,7 @@ void Exec(CommandContext& ctx) {
 }
 
 void Watch(CommandContext& ctx) {
-  if (ctx.session.in_multi) {
+  if (ctx.session.multi.open()) {
     ctx.reply.Error("ERR WATCH inside MULTI is not allowed");
     return;
   }
