@@ -91,6 +91,18 @@ class Node(object):
         return self.srv is not None and self.srv.alive()
 
 
+def is_quarantine_error(reply):
+    """Whether a reply is the restart quarantine's refusal."""
+    return isinstance(reply, lt.RespError) and reply.text.startswith(b"QUARANTINE ")
+
+
+def quarantined(node):
+    """Whether `node` is in its restart quarantine now: (yes, milliseconds
+    left, INFO latch as a dict for assertion messages)."""
+    info = node.info("latch")
+    return info["quarantine"] == "1", int(info["quarantine_remaining_ms"]), info
+
+
 def wait_until(predicate, timeout, interval=0.02):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

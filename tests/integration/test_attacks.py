@@ -14,21 +14,10 @@ import time
 import pytest
 
 import latchtest as lt
-from durable import Node, wait_until
+from durable import Node, is_quarantine_error, quarantined, wait_until
 
 DEBUG = ("--enable-debug-command", "yes")
 INT64_MAX = 9223372036854775807
-
-
-def is_quarantine_error(reply):
-    return isinstance(reply, lt.RespError) and reply.text.startswith(b"QUARANTINE ")
-
-
-def quarantined(node):
-    info = node.info("latch")
-    brief = {k: info.get(k) for k in ("quarantine", "quarantine_remaining_ms",
-                                      "quarantine_reason")}
-    return info["quarantine"] == "1", int(info["quarantine_remaining_ms"]), brief
 
 
 def read_state(node):

@@ -6,15 +6,10 @@ import os
 import time
 
 import latchtest as lt
-from durable import Node, wait_until
+from durable import Node, quarantined, wait_until
 
 DEBUG = ("--enable-debug-command", "yes")
 INT64_MAX = 9223372036854775807
-
-
-def quarantined(node):
-    info = node.info("latch")
-    return info["quarantine"] == "1", int(info["quarantine_remaining_ms"]), info
 
 
 def test_weakening_appendfsync_with_a_working_state_record_quarantines(tmp_path):

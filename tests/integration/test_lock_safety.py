@@ -18,18 +18,9 @@ import time
 import pytest
 
 import latchtest as lt
-from durable import Node, wait_until
+from durable import Node, is_quarantine_error, quarantined, wait_until
 
 DEBUG = ("--enable-debug-command", "yes")
-
-
-def is_quarantine_error(reply):
-    return isinstance(reply, lt.RespError) and reply.text.startswith(b"QUARANTINE ")
-
-
-def quarantined(node):
-    info = node.info("latch")
-    return info["quarantine"] == "1", int(info["quarantine_remaining_ms"]), info
 
 
 def crashed_everysec_node(tmp_path, *args, ttl=60000):

@@ -12,13 +12,9 @@ import time
 import pytest
 
 import latchtest as lt
-from durable import Node, wait_until
+from durable import Node, is_quarantine_error, wait_until
 
 TTL = 2000  # max-lock-ttl for these tests: quarantines last 2 s
-
-
-def is_quarantine_error(reply):
-    return isinstance(reply, lt.RespError) and reply.text.startswith(b"QUARANTINE ")
 
 
 def quarantine_info(node):
