@@ -11,6 +11,15 @@
 
 namespace latch::acl {
 
+bool KeyPattern::Matches(std::string_view key) const {
+  const size_t n = pattern.size();
+  if (prefix_only_ < 0) {
+    prefix_only_ = n > 0 && pattern.find_first_of("*?[\\") == n - 1 ? 1 : 0;
+  }
+  if (prefix_only_ == 1) return key.starts_with(std::string_view(pattern).substr(0, n - 1));
+  return GlobMatch(pattern, key);
+}
+
 namespace {
 
 constexpr std::string_view kCategories[] = {
@@ -259,7 +268,7 @@ Denied Selector::Check(const CommandSpec& cmd, std::span<const std::string_view>
         if (access.writes) need |= kPermWrite;
         const std::string_view key = argv[static_cast<size_t>(i)];
         const bool ok = std::any_of(keys.begin(), keys.end(), [&](const KeyPattern& k) {
-          return (k.perms & need) == need && GlobMatch(k.pattern, key);
+          return (k.perms & need) == need && k.Matches(key);
         });
         if (!ok) {
           *pos = i;
@@ -273,7 +282,7 @@ Denied Selector::Check(const CommandSpec& cmd, std::span<const std::string_view>
       if (std::optional<int> store = SortStoreKey(argv)) {
         const std::string_view key = argv[static_cast<size_t>(*store)];
         if (std::none_of(keys.begin(), keys.end(), [&](const KeyPattern& k) {
-              return (k.perms & kPermWrite) && GlobMatch(k.pattern, key);
+              return (k.perms & kPermWrite) && k.Matches(key);
             })) {
           *pos = *store;
           return Denied::kKey;

@@ -17,6 +17,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "server/command.h"
@@ -32,8 +33,20 @@ inline constexpr int kPermWrite = 2;
 inline constexpr int kPermAll = kPermRead | kPermWrite;
 
 struct KeyPattern {
+  KeyPattern() = default;
+  KeyPattern(std::string p, int permissions) : pattern(std::move(p)), perms(permissions) {}
+
   std::string pattern;
   int perms = kPermAll;
+
+  // Whether `key` matches, as Redis's glob: a pattern that is a prefix and
+  // one trailing '*' (the usual `~app1:*`) is told once and then compared
+  // as a prefix, so the check a restricted user pays on every request is a
+  // memcmp rather than a glob walk.
+  bool Matches(std::string_view key) const;
+
+ private:
+  mutable signed char prefix_only_ = -1;  // unknown until the first match
 };
 
 struct Selector {
