@@ -14,7 +14,8 @@ namespace latch::acl {
 bool KeyPattern::Matches(std::string_view key) const {
   const size_t n = pattern.size();
   if (prefix_only_ < 0) {
-    prefix_only_ = n > 0 && pattern.find_first_of("*?[\\") == n - 1 ? 1 : 0;
+    // Only a '*' at the end, and no special character before it.
+    prefix_only_ = n > 0 && pattern[n - 1] == '*' && pattern.find_first_of("*?[\\") == n - 1;
   }
   if (prefix_only_ == 1) return key.starts_with(std::string_view(pattern).substr(0, n - 1));
   return GlobMatch(pattern, key);

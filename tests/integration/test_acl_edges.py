@@ -267,3 +267,29 @@ def test_acllog_max_len_in_the_config_file_and_rewrite(tmp_path):
     finally:
         for s in servers:
             s.stop()
+
+
+# ------------------------------------------------------ key patterns as globs
+
+KEY_PATTERNS = ("lock?", "[", "?", "\\", "ab[", "ab\\", "lock:*", "lock:\\*", "*", "l*k",
+                "lock:[ab]*", "lock", "lock:?*", "**")
+PATTERN_KEYS = ("lock", "lockb", "lockbox", "lock:", "lock:a", "lock:*", "ab", "abc", "ab\\",
+                "ab[", "anykey", "[", "?", "\\", "lk", "lock:c", "lock:ax")
+
+
+@pytest.mark.parametrize("proto", PROTOS)
+def test_key_patterns_match_as_redis_globs(acl_pair, proto):
+    """Every key pattern matches as Redis's stringmatchlen does, whatever its
+    last character: a `prefix*` pattern is compared as a prefix (rules.cc),
+    and only that one — `lock?`, `[` or `ab\\` are globs, not prefixes."""
+    p = acl_pair
+    for pattern in KEY_PATTERNS:
+        setuser(p, "app1", "reset", "on", ">pw", "~" + pattern, "+@all")
+        u = user_pair(p, "app1", proto=proto)
+        try:
+            steps_same(u, [("SET", k, "v") for k in PATTERN_KEYS] +
+                       [("GET", k) for k in PATTERN_KEYS])
+        finally:
+            u.close()
+        for k in PATTERN_KEYS:
+            both_same(p, "ACL", "DRYRUN", "app1", "GET", k)
