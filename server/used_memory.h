@@ -11,8 +11,10 @@
 // call adds or subtracts the chunk's usable size to a counter of the
 // calling thread's own, and a reading sums the threads' counters.
 //
-// Under a sanitizer, which has its own allocator, nothing is wrapped and
-// Counted() is false: the callers then estimate (server/info.cc).
+// Under a sanitizer, which has its own allocator, nothing is wrapped; under
+// valgrind's memcheck, which replaces malloc in the executable too, the
+// wrappers are never called. Counted() is false in both (it tries one
+// allocation) and the callers estimate (server/diagnostics.cc).
 #pragma once
 
 #include <cstdint>

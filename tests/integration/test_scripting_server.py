@@ -114,3 +114,26 @@ def test_writes_of_a_script_are_one_unit_in_the_log_and_libraries_persist(tmp_pa
             assert len(listed) == 1 and listed[0][1] == b"locks"
     finally:
         srv.stop()
+
+
+def test_exec_waits_for_a_busy_script_as_in_redis(server_factory):
+    """EXEC is not among the commands a busy script lets through (Redis 7.0:
+    MULTI, DISCARD and WATCH are allow-busy, EXEC is not): a transaction
+    queued before the script may not run in the middle of it — its SET
+    would break the script's atomicity, its SCRIPT FLUSH would close the
+    running script's Lua state. EXEC is refused as the whole transaction,
+    with Redis's texts, and the server goes on."""
+    replies = {}
+    for kind in ("latch", "redis"):
+        srv = server_factory(kind, "--busy-reply-threshold", "50")
+        runner, queued, other = srv.conn(), srv.conn(), srv.conn()
+        got = [queued.raw("MULTI"), queued.raw("SET", "lk", "x"), queued.raw("SCRIPT", "FLUSH")]
+        runner.send(lt.encode("EVAL", "while true do end", "0"))
+        wait_busy(other)
+        got.append(queued.raw("EXEC"))
+        got.append(other.raw("SCRIPT", "KILL"))
+        got.append(runner.read_raw().split(b"\r\n")[0][:40])
+        got += [queued.raw("EXEC"), queued.raw("GET", "lk"), queued.raw("PING")]
+        replies[kind] = got
+    assert replies["latch"] == replies["redis"], replies
+    assert replies["latch"][3].startswith(b"-EXECABORT Transaction discarded because of: BUSY")
