@@ -415,15 +415,18 @@ def test_a_command_that_exits_after_the_lease_ended_is_a_loss(nodes, key, tmp_pa
     would) while the command finishes its work after the lease ran out: the
     lock could not be renewed meanwhile, so the command's work was not
     protected to its end. That must not look like success."""
-    done = tmp_path / "done"
+    started, done = tmp_path / "started", tmp_path / "done"
     ttl = 1.0
     proc = subprocess.Popen([binary(), "--nodes", node_list(nodes), "--key", key,
                              "--ttl", "%gs" % ttl, "--", "sh", "-c",
-                             "sleep %g; touch %s" % (ttl * 1.5, done)],
+                             "touch %s; sleep %g; touch %s" % (started, ttl * 1.5, done)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    # Freeze it as soon as it has acquired: the status shows the lock held.
+    # Freeze it as soon as it has acquired and the command runs: the status
+    # shows the lock held, and the command has begun (frozen between the two,
+    # latch-redlock would never start it: on a loaded machine, CI's, it was).
     assert lt.wait_for(lambda: redlock("status", "--nodes", node_list(nodes), "--key",
                                        key).returncode == 0, 10)
+    assert lt.wait_for(started.exists, 10)
     proc.send_signal(signal.SIGSTOP)
     try:
         assert lt.wait_for(done.exists, 10)  # the command finished, after the lease
