@@ -276,8 +276,8 @@ int AclCheckCmd(lua_State* L) {
   if (cmd != nullptr) {
     CommandContext& ctx = run->client.ctx();
     int pos = 0;
-    allowed = ctx.acl().acl_users().Of(ctx.session).Check(*cmd, run->argv, &pos) ==
-              acl::Denied::kNone;
+    allowed =
+        ctx.acl().acl_users().Of(ctx.session).Check(*cmd, run->argv, &pos) == acl::Denied::kNone;
   }
   lua_settop(L, 0);
   if (cmd == nullptr) return ErrorOut(L, "Invalid command passed to redis.acl_check_cmd()", true);
