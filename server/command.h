@@ -284,6 +284,16 @@ struct CommandSpec {
   bool has(uint32_t f) const { return (flags & f) != 0; }
   // "config|get" for a subcommand, "get" otherwise.
   std::string fullname;
+  // What the ACL check must know of a command beyond its key specs, told
+  // once by the registry from the name (CommandRegistry::Index) so that no
+  // request compares names: SORT's STORE key, SET's GET (variable flags),
+  // the channels PUBLISH and the SUBSCRIBE family name.
+  enum class AclSpecial : uint8_t { kNone, kSort, kSet, kPublish, kSubscribe, kPSubscribe };
+  AclSpecial acl_special = AclSpecial::kNone;
+  // Whether its only key spec (key_specs[0]) is a plain range (GET, SET,
+  // HSET, DEL, MGET…: no key count, no keys only the command finds): the
+  // ACL check then walks the positions itself, without collecting them.
+  bool plain_keys = false;
   // Position among all commands and subcommands (per-command statistics).
   size_t index = 0;
 };

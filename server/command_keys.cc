@@ -130,17 +130,12 @@ std::vector<std::string> KeyFlagsFor(const CommandSpec& cmd, const KeySpec& spec
   return declared;
 }
 
-KeyAccess KeyAccessFor(const CommandSpec& cmd, const KeySpec& spec,
-                       std::span<const std::string_view> argv) {
-  KeyAccess a{spec.reads, spec.writes, spec.not_key};
-  // SET overwrites (OW update), or reads the old value too with GET (RW
-  // access update): KeyFlagsFor's rule.
-  if (spec.variable_flags && cmd.fullname == "set") {
-    bool get = false;
-    for (size_t i = 3; i < argv.size(); ++i) get |= EqualsIgnoreCase(argv[i], "GET");
-    a = KeyAccess{get, true, false};
+bool SetReadsOldValue(std::span<const std::string_view> argv) {
+  bool get = false;
+  for (size_t i = 3; i < argv.size(); ++i) {
+    get |= argv[i].size() == 3 && EqualsIgnoreCase(argv[i], "GET");
   }
-  return a;
+  return get;
 }
 
 }  // namespace latch

@@ -43,7 +43,16 @@ std::vector<std::string> KeyFlagsFor(const CommandSpec& cmd, const KeySpec& spec
 struct KeyAccess {
   bool reads = false, writes = false, not_key = false;
 };
-KeyAccess KeyAccessFor(const CommandSpec& cmd, const KeySpec& spec,
-                       std::span<const std::string_view> argv);
+// SET's rule: whether GET is among its options (the old value is read).
+bool SetReadsOldValue(std::span<const std::string_view> argv);
+inline KeyAccess KeyAccessFor(const CommandSpec& cmd, const KeySpec& spec,
+                              std::span<const std::string_view> argv) {
+  // SET overwrites (OW update), or reads the old value too with GET (RW
+  // access update): KeyFlagsFor's rule.
+  if (spec.variable_flags && cmd.acl_special == CommandSpec::AclSpecial::kSet) {
+    return KeyAccess{SetReadsOldValue(argv), true, false};
+  }
+  return KeyAccess{spec.reads, spec.writes, spec.not_key};
+}
 
 }  // namespace latch

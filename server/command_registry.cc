@@ -279,6 +279,21 @@ void ResolveKeySpecs(CommandSpec& c) {
     k.not_key = has("not_key");
     k.variable_flags = has("variable_flags");
   }
+  using Special = CommandSpec::AclSpecial;
+  const std::string& n = c.fullname;
+  c.acl_special = n == "sort" || n == "sort_ro"           ? Special::kSort
+                  : n == "set"                            ? Special::kSet
+                  : n == "publish" || n == "spublish"     ? Special::kPublish
+                  : n == "subscribe" || n == "ssubscribe" ? Special::kSubscribe
+                  : n == "psubscribe"                     ? Special::kPSubscribe
+                                                          : Special::kNone;
+  c.plain_keys = false;
+  if (c.key_specs.size() == 1) {
+    const KeySpec& k = c.key_specs[0];
+    c.plain_keys = !k.unknown && !k.keynum && !k.not_key &&
+                   (!k.variable_flags || c.acl_special == Special::kSet) &&
+                   (k.lastkey >= 0 || k.limit == 0);
+  }
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "common/sha256.h"
 #include "server/acl/users.h"
+#include "server/command_keys.h"
 
 namespace latch::acl {
 namespace {
@@ -116,6 +117,47 @@ TEST(AclCheck, KeysWithReadAndWriteAccess) {
   EXPECT_EQ(AclTestCheck(u, {"fence", "lock:app1:x"}), Denied::kNone);
   EXPECT_EQ(AclTestCheck(u, {"eval", "return 1", "1", "lock:app2:x"}), Denied::kKey);
   EXPECT_EQ(AclTestCheck(u, {"eval", "return 1", "0"}), Denied::kNone);
+}
+
+// The check walks a plain key range in place (CommandSpec::plain_keys) and
+// collects positions otherwise (KeyPositions): for every command, at every
+// argument count, a key the user may not reach must be refused exactly
+// where KeyPositions says keys are.
+TEST(AclCheck, InPlaceKeyWalkAgreesWithKeyPositions) {
+  User u = AclTestUser({"on", "+@all", "~ok*"});
+  size_t plain = 0;
+  CommandRegistry::Get().ForEachCommand([&](const CommandSpec& cmd) {
+    if (cmd.acl_special == CommandSpec::AclSpecial::kSort) return;  // its STORE key aside
+    plain += cmd.plain_keys ? 1 : 0;
+    const size_t bar = cmd.fullname.find('|');
+    for (size_t argc = 1; argc <= 7; ++argc) {
+      std::vector<std::string> words;
+      words.push_back(cmd.fullname.substr(0, bar));
+      if (bar != std::string::npos) words.push_back(cmd.fullname.substr(bar + 1));
+      while (words.size() < argc) words.push_back("ok" + std::to_string(words.size()));
+      for (size_t j = 1; j < argc; ++j) {
+        std::vector<std::string_view> argv(words.begin(), words.end());
+        argv[j] = "no";
+        std::vector<std::pair<int, const KeySpec*>> positions;
+        bool expect_refused = false;
+        if (KeyPositions(cmd, argv, &positions, KeySpecsOf(cmd))) {
+          for (const auto& [i, spec] : positions) {
+            if (static_cast<size_t>(i) == j && !KeyAccessFor(cmd, *spec, argv).not_key) {
+              expect_refused = true;
+            }
+          }
+        }
+        int pos = 0;
+        const Denied d = u.Check(cmd, argv, &pos);
+        EXPECT_EQ(d == Denied::kKey, expect_refused)
+            << cmd.fullname << " argc " << argc << " at " << j;
+        if (d == Denied::kKey) {
+          EXPECT_EQ(pos, static_cast<int>(j)) << cmd.fullname;
+        }
+      }
+    }
+  });
+  EXPECT_GT(plain, 100u);  // the in-place walk is the usual case
 }
 
 TEST(AclCheck, ChannelsAndLiteralPatterns) {
