@@ -3,6 +3,7 @@
 #include <malloc.h>
 #include <xxhash.h>
 
+#include <bit>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -332,12 +333,17 @@ void Keyspace::MaybeResize() {
   size_t target = 0;
   if (size_ >= buckets) {
     target = NextPowerOfTwo(size_ * 2);  // grow at load factor 1
-  } else if (buckets > kInitialBuckets && size_ < buckets / 8) {
-    target = NextPowerOfTwo(size_ * 2);  // shrink when under 1/8 full
+  } else if (buckets > kInitialBuckets && size_ < buckets / 8 && !bulk_load_) {
+    // Shrink when under 1/8 full (not while a replay fills a table it sized
+    // up front: after it, if the keys did not come).
+    target = NextPowerOfTwo(size_ * 2);
   }
   if (target == 0 || target == buckets) return;
   tables_[1].buckets.assign(target, nullptr);
   rehash_index_ = 0;
+  if (bulk_load_) {
+    while (rehashing()) RehashSome(1 << 16);
+  }
 }
 
 void Keyspace::RehashSome(int buckets) {
@@ -359,6 +365,7 @@ void Keyspace::RehashSome(int buckets) {
       e->next = head;
       head = e;
       e = next;
+      ++rehash_moves_;
     }
     from.buckets[rehash_index_] = nullptr;
     ++rehash_index_;
@@ -369,6 +376,19 @@ void Keyspace::RehashSome(int buckets) {
     to.buckets = {};
     rehash_index_ = 0;
   }
+}
+
+void Keyspace::Reserve(size_t keys) {
+  while (rehashing()) RehashSome(1 << 16);
+  // The power of two that holds `keys` (an estimate) with the table at most
+  // full, less 1/16 of slack: an estimate a little high must not make the
+  // table twice too large for good; if more keys come, it grows as usual.
+  if (keys < kInitialBuckets) return;
+  const size_t target = std::bit_ceil(keys - keys / 16);
+  if (target <= tables_[0].buckets.size()) return;
+  tables_[1].buckets.assign(target, nullptr);
+  rehash_index_ = 0;
+  while (rehashing()) RehashSome(1 << 16);
 }
 
 bool Keyspace::RehashStep(int buckets) {

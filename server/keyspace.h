@@ -176,6 +176,9 @@ class Keyspace {
     return (tables_[0].buckets.capacity() + tables_[1].buckets.capacity()) * sizeof(Entry*);
   }
   size_t ttl_index_bytes() const { return ttl_index_.capacity() * sizeof(Entry*); }
+  // Entries moved from one table to the other by rehashing, ever: the work
+  // growing step by step costs (a replay sizes its table up front instead).
+  uint64_t rehash_moves() const { return rehash_moves_; }
 
   // Deletes expired keys among those with a TTL, for at most `budget_us`
   // microseconds of work. Returns the number deleted. `now` is monotonic ms.
@@ -208,6 +211,15 @@ class Keyspace {
   // telling the expiry listener (the end of a replay: the log already says
   // what these keys were). Returns how many.
   size_t EraseExpired(int64_t now);
+
+  // While a log replays (no client waits on the loop), a growing table is
+  // rehashed at once rather than a bucket per lookup: one pass over the
+  // entries instead of every lookup probing two tables until it ends.
+  void set_bulk_load(bool on) { bulk_load_ = on; }
+  // Grows the table now to what `keys` keys need (a replay that expects
+  // that many), so that it does not grow step by step as they arrive. A
+  // table larger than needed shrinks again once under 1/8 full.
+  void Reserve(size_t keys);
 
   // Moves some buckets of an ongoing rehash; called from the server's timer
   // so an idle server finishes resizing. Returns true while work remains.
@@ -305,6 +317,8 @@ class Keyspace {
   size_t size_ = 0;
   size_t entry_bytes_ = 0;
   std::vector<Entry*> ttl_index_;
+  bool bulk_load_ = false;
+  uint64_t rehash_moves_ = 0;
   size_t expire_cursor_ = 0;  // where the next active expiry cycle resumes
   uint32_t access_clock_ = 0;
   mutable std::mt19937_64 random_{std::random_device{}()};

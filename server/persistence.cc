@@ -55,6 +55,16 @@ void Persistence::Start(uv_loop_t* loop, const TimeSnapshot& now) {
   // After a clean stop with this very log synced, a torn tail is damage.
   replay_->set_tail_must_be_complete(policy_->tail_must_be_complete());
   if (auto err = replay_->Open()) return Fatal(*err);
+  // What the previous process wrote must be on disk before this run grants
+  // anything (FinishLoading waits for it); the fsync runs in the background
+  // while the log replays, so a start-up pays for the longer of the two, not
+  // for both. Nothing writes the file meanwhile (a cut tail is synced again).
+  if (log_identity_.exists) {
+    existing_sync_pending_ = true;
+    bio_->Run([result = existing_sync_errno_, path = config_.appendfilename] {
+      result->store(aof::SyncExisting(path));
+    });
+  }
   replay_clock_ = ReplayClock{};
   replay_clock_.clock_id = clock_.Id();
   replay_clock_.now = now;
@@ -124,7 +134,19 @@ void Persistence::FinishLoading() {
   // before it grants anything: a power loss from now on cannot take what
   // that run acknowledged (lease_policy.h).
   if (log_identity_.exists) {
-    if (int err = aof::SyncExisting(config_.appendfilename); err != 0) {
+    int err = 0;
+    bool synced = false;
+    if (existing_sync_pending_) {
+      bio_->Drain();  // the fsync queued at start-up has run
+      existing_sync_pending_ = false;
+      err = existing_sync_errno_->load();
+      synced = err == 0;
+    }
+    // None was queued, or the replay cut a torn tail after it ran: sync the
+    // file as it is now.
+    if (err == 0 && (!synced || truncated_at_ >= 0))
+      err = aof::SyncExisting(config_.appendfilename);
+    if (err != 0) {
       facts.log_synced = false;
       log::Warning("Can't fsync the append-only file '{}' found at start: {}",
                    config_.appendfilename, std::strerror(err));

@@ -26,6 +26,7 @@
 
 #include <uv.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -184,6 +185,12 @@ class Persistence final : private aof::WriterEvents {
   ReplayClock replay_clock_;
   std::unique_ptr<aof::Writer> log_;
   aof::LogIdentity log_identity_;  // the log as found at start-up
+  // The fsync of the log as found, queued at start-up to run beside the
+  // replay, and its errno (0: synced).
+  bool existing_sync_pending_ = false;
+  // (Shared with the job: it may outlive this object's members on a fatal
+  // stop, when the background thread finishes its queue.)
+  std::shared_ptr<std::atomic<int>> existing_sync_errno_ = std::make_shared<std::atomic<int>>(0);
   UvHandle<uv_idle_t> load_idle_;
   int64_t loading_start_ms_ = 0;
   int64_t last_progress_log_ms_ = 0;

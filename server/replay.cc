@@ -52,6 +52,16 @@ Replay::State Replay::Step(ReplayClock& clock, int64_t budget_us) {
           }
         }
         for (const aof::Record& r : reader_->records()) store_.Replay(r, clock);
+        if (!sized_ && reader_->safe_offset() >= kSizingSample) {
+          // The table sized once for the whole log, from the keys the first
+          // part of it made: it then never grows key by key (which rehashes
+          // every key again at each doubling).
+          sized_ = true;
+          if (total_bytes_ > 2 * reader_->safe_offset()) {
+            store_.ExpectReplayGrowth(static_cast<double>(total_bytes_) /
+                                      static_cast<double>(reader_->safe_offset()));
+          }
+        }
         continue;
       case aof::Reader::Status::kEnd:
         fd_.reset();

@@ -47,6 +47,9 @@ class Replay {
   const std::string& error() const { return error_; }
 
   uint64_t total_bytes() const { return total_bytes_; }
+  // How much of the log is read before the tables are sized for all of it
+  // (Store::ExpectReplayGrowth).
+  static constexpr uint64_t kSizingSample = 4 << 20;
   uint64_t loaded_bytes() const { return reader_ ? reader_->safe_offset() : 0; }
   uint64_t records() const { return reader_ ? reader_->record_count() : 0; }
   // When the tail was cut off: the offset it was cut at (else -1).
@@ -57,6 +60,7 @@ class Replay {
 
   const Config& config_;
   Store& store_;
+  bool sized_ = false;
   UniqueFd fd_;
   std::unique_ptr<aof::Reader> reader_;
   uint64_t total_bytes_ = 0;

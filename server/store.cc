@@ -563,14 +563,24 @@ std::string Store::CheckReplayable(const aof::Record& r) const {
 std::string Store::Replay(const aof::Record& r, ReplayClock& clock) {
   if (std::string why = CheckReplayable(r); !why.empty()) return why;
   cur_->Tick(clock.now.mono);  // a replayed key was last written at the replay
+  cur_->set_bulk_load(true);   // until FinishReplay
   Applier applier(*this, &clock);
   aof::Visit(r, applier);
   return std::move(applier.error);
 }
 
+void Store::ExpectReplayGrowth(double factor) {
+  for (auto& ks : dbs_) {
+    if (ks->size() > 0) ks->Reserve(static_cast<size_t>(static_cast<double>(ks->size()) * factor));
+  }
+}
+
 size_t Store::FinishReplay(ReplayClock& clock) {
   size_t n = 0;
-  for (auto& ks : dbs_) n += ks->EraseExpired(clock.now.mono);
+  for (auto& ks : dbs_) {
+    ks->set_bulk_load(false);
+    n += ks->EraseExpired(clock.now.mono);
+  }
   clock.expired += n;
   Select(0);  // a new session starts in database 0; the log's next record says SELECT
   return n;

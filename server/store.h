@@ -358,6 +358,10 @@ class Store {
   // so a refused transaction leaves nothing half-applied.
   std::string CheckReplayable(const aof::Record& record) const;
   size_t FinishReplay(ReplayClock& clock);
+  // Partway through a replay that has read 1/`factor` of the log: sizes each
+  // database's table for `factor` times the keys it holds, as the rest of
+  // the log is likely to bring (Keyspace::Reserve).
+  void ExpectReplayGrowth(double factor);
   // The live dataset as records, for a rewrite: a clock annotation, one
   // `FUNCTION LOAD REPLACE code` per library, then for each database that
   // has keys, SELECT and one `SET key value [PXAT t]` per live key. Runs in
