@@ -13,10 +13,9 @@ namespace {
 // (AOF_REWRITE_ITEMS_PER_CMD): a pair counts as one.
 constexpr size_t kPairsPerRecord = 64;
 
-// The heap bytes of a PackedList's buffer (none while it fits in the
-// string's own inline storage).
+// The heap bytes of a PackedList's buffer.
 size_t PackedHeap(const PackedList& p) {
-  return p.capacity() > 15 ? p.capacity() + 1 : 0;
+  return p.capacity();
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 #include "server/types/packed.h"
 
+#include <malloc.h>
+
 #include <cstring>
+#include <new>
 
 namespace latch {
 
@@ -35,6 +38,64 @@ void PutBackVarint(char* out, size_t v) {
 
 }  // namespace
 
+PackedList::PackedList(const PackedList& other) {
+  *this = other;
+}
+
+PackedList& PackedList::operator=(const PackedList& other) {
+  if (this == &other) return *this;
+  Clear();
+  if (other.size_ > 0) {
+    Reserve(other.size_);
+    std::memcpy(buf_, other.buf_, other.size_);
+  }
+  size_ = other.size_;
+  count_ = other.count_;
+  return *this;
+}
+
+PackedList& PackedList::operator=(PackedList&& other) noexcept {
+  if (this == &other) return *this;
+  std::free(buf_);
+  buf_ = std::exchange(other.buf_, nullptr);
+  size_ = std::exchange(other.size_, 0);
+  count_ = std::exchange(other.count_, 0);
+  return *this;
+}
+
+size_t PackedList::capacity() const {
+  return buf_ != nullptr ? malloc_usable_size(buf_) : 0;
+}
+
+void PackedList::Reserve(size_t extra) {
+  const size_t need = size_ + extra;
+  if (need <= capacity()) return;
+  const size_t want = need < 1024 ? need : need + need / 4;
+  void* p = std::realloc(buf_, want);
+  if (p == nullptr) throw std::bad_alloc();
+  buf_ = static_cast<char*>(p);
+}
+
+void PackedList::Shrink() {
+  if (size_ == 0) {
+    Clear();
+    return;
+  }
+  if (void* p = std::realloc(buf_, size_)) buf_ = static_cast<char*>(p);
+}
+
+char* PackedList::Open(size_t pos, size_t n) {
+  Reserve(n);
+  std::memmove(buf_ + pos + n, buf_ + pos, size_ - pos);
+  size_ += n;
+  return buf_ + pos;
+}
+
+void PackedList::Close(size_t pos, size_t n) {
+  std::memmove(buf_ + pos, buf_ + pos + n, size_ - pos - n);
+  size_ -= n;
+}
+
 size_t PackedList::EncodedSize(size_t len) {
   const size_t front = VarintSize(len) + len;
   return front + VarintSize(front);
@@ -57,7 +118,7 @@ void PackedList::Header(size_t pos, size_t* data, size_t* len) const {
 std::string_view PackedList::At(size_t pos) const {
   size_t data, len;
   Header(pos, &data, &len);
-  return std::string_view(buf_.data() + data, len);
+  return std::string_view(buf_ + data, len);
 }
 
 size_t PackedList::Next(size_t pos) const {
@@ -109,8 +170,7 @@ size_t PackedList::Insert(size_t pos, std::string_view value) {
   const size_t head = VarintSize(value.size());
   const size_t front = head + value.size();
   const size_t total = front + VarintSize(front);
-  buf_.insert(pos, total, '\0');
-  char* out = buf_.data() + pos;
+  char* out = Open(pos, total);
   PutVarint(out, value.size());
   if (!value.empty()) std::memcpy(out + head, value.data(), value.size());
   PutBackVarint(out + front, front);
@@ -123,8 +183,12 @@ size_t PackedList::Replace(size_t pos, std::string_view value) {
   const size_t head = VarintSize(value.size());
   const size_t front = head + value.size();
   const size_t total = front + VarintSize(front);
-  buf_.replace(pos, old_total, total, '\0');
-  char* out = buf_.data() + pos;
+  if (total > old_total) {
+    Open(pos + old_total, total - old_total);
+  } else if (total < old_total) {
+    Close(pos + total, old_total - total);
+  }
+  char* out = buf_ + pos;
   PutVarint(out, value.size());
   if (!value.empty()) std::memcpy(out + head, value.data(), value.size());
   PutBackVarint(out + front, front);
@@ -138,8 +202,8 @@ size_t PackedList::Erase(size_t pos, size_t n) {
     stop = Next(stop);
     ++removed;
   }
-  buf_.erase(pos, stop - pos);
-  count_ -= removed;
+  Close(pos, stop - pos);
+  count_ -= static_cast<uint32_t>(removed);
   return pos;
 }
 

@@ -21,24 +21,32 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace latch {
 
 class PackedList {
  public:
   PackedList() = default;
+  PackedList(const PackedList& other);
+  PackedList& operator=(const PackedList& other);
+  PackedList(PackedList&& other) noexcept { *this = std::move(other); }
+  PackedList& operator=(PackedList&& other) noexcept;
+  ~PackedList() { std::free(buf_); }
 
   size_t size() const { return count_; }
   bool empty() const { return count_ == 0; }
-  // Bytes of the encoding (the buffer as allocated: MEMORY USAGE).
-  size_t bytes() const { return buf_.size(); }
-  size_t capacity() const { return buf_.capacity(); }
+  // Bytes of the encoding.
+  size_t bytes() const { return size_; }
+  // Bytes of its buffer as the allocator gave it (MEMORY USAGE).
+  size_t capacity() const;
 
   // ---- walking
   size_t begin() const { return 0; }
-  size_t end() const { return buf_.size(); }
+  size_t end() const { return size_; }
   // The element at `pos` (pos < end()).
   std::string_view At(size_t pos) const;
   // The offset of the element after / before the one at `pos` (Next of the
@@ -65,11 +73,13 @@ class PackedList {
   // Returns the offset of the element that now follows (the same offset).
   size_t Erase(size_t pos, size_t n = 1);
   void Clear() {
-    buf_.clear();
+    std::free(buf_);
+    buf_ = nullptr;
+    size_ = 0;
     count_ = 0;
   }
   // Gives back unused capacity (after a large removal).
-  void Shrink() { buf_.shrink_to_fit(); }
+  void Shrink();
 
   // The bytes an element of `len` bytes takes.
   static size_t EncodedSize(size_t len);
@@ -78,8 +88,21 @@ class PackedList {
   // Reads the element header at `pos`: its data offset and length.
   void Header(size_t pos, size_t* data, size_t* len) const;
 
-  std::string buf_;
-  size_t count_ = 0;
+  // Makes room for `extra` more bytes; a small buffer grows to the byte (a
+  // small collection pays for what it holds, as a listpack does), a large
+  // one by a quarter more, so that pushing one element at a time does not
+  // copy the whole buffer each time.
+  void Reserve(size_t extra);
+  // Opens `n` bytes at `pos` (moving what follows), or closes them.
+  char* Open(size_t pos, size_t n);
+  void Close(size_t pos, size_t n);
+
+  // One malloc'd buffer (no capacity of its own: the allocator's usable
+  // size is the capacity), the bytes in use, the elements: 24 bytes where a
+  // std::string and a count were 40, and no doubling.
+  char* buf_ = nullptr;
+  size_t size_ = 0;
+  uint32_t count_ = 0;
 };
 
 }  // namespace latch

@@ -94,6 +94,46 @@ TEST(PackedListTest, FindStridesOverPairs) {
   EXPECT_EQ(p.At(p.Find("f2")), "f2");
 }
 
+// A small packed list holds what it needs and no more (a small hash's
+// eight pairs: no doubling to 256 bytes), a large one grows by a quarter;
+// copies and moves keep the elements.
+TEST(PackedListTest, BufferSizedToItsBytesAndCopiesAndMoves) {
+  PackedList p;
+  for (int i = 0; i < 8; ++i) {
+    p.PushBack("field:" + std::to_string(i));
+    p.PushBack("value:" + std::to_string(i));
+  }
+  EXPECT_EQ(p.bytes(), 16u * 9);
+  // The allocator's rounding at most (glibc: 16-byte steps, and a realloc
+  // in place may keep a neighbour smaller than its 32-byte minimum chunk).
+  EXPECT_LE(p.capacity(), p.bytes() + 48);
+  PackedList big;
+  for (int i = 0; i < 2000; ++i) big.PushBack("element:" + std::to_string(i));
+  EXPECT_LE(big.capacity(), big.bytes() + big.bytes() / 4 + 48);
+
+  PackedList copy(p);
+  EXPECT_EQ(Contents(copy), Contents(p));
+  PackedList moved(std::move(copy));
+  EXPECT_EQ(Contents(moved), Contents(p));
+  EXPECT_EQ(copy.size(), 0u);  // NOLINT(bugprone-use-after-move): moved-from is empty
+  EXPECT_EQ(copy.bytes(), 0u);
+  copy = big;
+  EXPECT_EQ(Contents(copy), Contents(big));
+  copy.Erase(copy.begin(), 1990);
+  copy.Shrink();
+  EXPECT_EQ(copy.size(), 10u);
+  EXPECT_LE(copy.capacity(), copy.bytes() + 48);
+  EXPECT_EQ(copy.At(copy.begin()), "element:1990");
+  // Replace grows and shrinks an element in place.
+  p.Replace(p.begin(), std::string(300, 'x'));
+  EXPECT_EQ(p.At(p.begin()), std::string(300, 'x'));
+  EXPECT_EQ(p.At(p.Next(p.begin())), "value:0");
+  p.Replace(p.begin(), "f");
+  EXPECT_EQ(p.At(p.begin()), "f");
+  EXPECT_EQ(p.At(p.Prev(p.end())), "value:7");
+  EXPECT_EQ(p.size(), 16u);
+}
+
 TEST(DictTest, MatchesAMapThroughGrowthAndShrinking) {
   std::mt19937_64 rng(11);
   Dict d;
