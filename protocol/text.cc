@@ -38,7 +38,24 @@ std::optional<int64_t> ParseInt64(std::string_view s) {
   return static_cast<int64_t>(v);
 }
 
+bool ParseSmallIntegerDouble(std::string_view s, double* out) {
+  size_t i = 0;
+  const bool negative = !s.empty() && s[0] == '-';
+  if (!s.empty() && (s[0] == '-' || s[0] == '+')) i = 1;
+  const size_t digits = s.size() - i;
+  if (digits == 0 || digits > 15) return false;  // 10^15 < 2^53: exact
+  int64_t v = 0;
+  for (; i < s.size(); ++i) {
+    const unsigned d = static_cast<unsigned char>(s[i]) - '0';
+    if (d > 9) return false;
+    v = v * 10 + d;
+  }
+  *out = negative ? -static_cast<double>(v) : static_cast<double>(v);
+  return true;
+}
+
 std::optional<double> ParseDouble(std::string_view s) {
+  if (double fast; ParseSmallIntegerDouble(s, &fast)) return fast;
   if (s.empty() || s.size() > 64 || std::isspace(static_cast<unsigned char>(s[0]))) {
     return std::nullopt;
   }
@@ -51,6 +68,7 @@ std::optional<double> ParseDouble(std::string_view s) {
 }
 
 std::optional<double> ParseDoubleArg(std::string_view s) {
+  if (double fast; ParseSmallIntegerDouble(s, &fast)) return fast;
   if (s.empty() || std::isspace(static_cast<unsigned char>(s[0]))) return std::nullopt;
   std::string copy(s);
   char* end = nullptr;

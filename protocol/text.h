@@ -22,6 +22,10 @@ std::optional<int64_t> ParseInt64(std::string_view s);
 // Parses a double the way Redis's `string2ld`/`strtold` accepts it for
 // commands such as INCRBYFLOAT: used by the config parser for ratios.
 std::optional<double> ParseDouble(std::string_view s);
+// The fast path of the parsers of doubles: `s` is an optional sign and 1 to
+// 15 decimal digits, whose value a double holds exactly — what strtod would
+// return ("-0" is -0.0), for a tenth of its cost. False: use strtod.
+bool ParseSmallIntegerDouble(std::string_view s, double* out);
 
 // Parses a double with Redis's `string2d` rules (getDoubleFromObject: ZADD
 // scores, WEIGHTS): what strtod accepts (decimals, exponents, hexadecimal

@@ -38,6 +38,7 @@ std::string G17(double d) {
 bool ParseRangeEnd(std::string_view arg, double* out, bool* exclusive) {
   *exclusive = !arg.empty() && arg[0] == '(';
   if (*exclusive) arg.remove_prefix(1);
+  if (ParseSmallIntegerDouble(UpToNul(arg), out)) return true;
   std::string c(UpToNul(arg));
   char* end = nullptr;
   *out = std::strtod(c.c_str(), &end);

@@ -8,6 +8,10 @@
 #include "common/glob.h"
 
 #include <gtest/gtest.h>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <random>
 
 #include <chrono>
 #include <cstdint>
@@ -94,6 +98,42 @@ TEST(ParseDoubleTest, AcceptsAndRejects) {
   EXPECT_EQ(ParseDouble("abc"), std::nullopt);
   EXPECT_EQ(ParseDouble("nan"), std::nullopt);
   EXPECT_EQ(ParseDouble("1\0"s), std::nullopt);
+}
+
+// The integer fast path gives exactly what strtod gives (bit for bit: -0
+// stays -0), and leaves to strtod what it cannot (16 digits and more, any
+// other character).
+TEST(ParseDoubleTest, IntegerFastPathIsStrtodBitForBit) {
+  std::mt19937_64 rng(7);
+  for (int n = 0; n < 20000; ++n) {
+    std::string s;
+    const int sign = static_cast<int>(rng() % 3);
+    if (sign == 1) s += '-';
+    if (sign == 2) s += '+';
+    const size_t digits = 1 + rng() % 17;
+    for (size_t i = 0; i < digits; ++i) s += static_cast<char>('0' + rng() % 10);
+    if (rng() % 50 == 0) s[rng() % s.size()] = ".e x"[rng() % 4];
+    double fast = 0;
+    const bool took = ParseSmallIntegerDouble(s, &fast);
+    char* end = nullptr;
+    const double slow = std::strtod(s.c_str(), &end);
+    if (!took) {
+      EXPECT_TRUE(digits > 15 || *end != '\0' ||
+                  s.find_first_not_of("+-0123456789") != std::string::npos)
+          << s;
+      continue;
+    }
+    EXPECT_EQ(*end, '\0') << s;
+    EXPECT_EQ(std::memcmp(&fast, &slow, sizeof(double)), 0) << s;
+    EXPECT_EQ(ParseDoubleArg(s), slow) << s;
+  }
+  double z = 1;
+  ASSERT_TRUE(ParseSmallIntegerDouble("-0", &z));
+  EXPECT_TRUE(std::signbit(z));
+  EXPECT_FALSE(ParseSmallIntegerDouble("", &z));
+  EXPECT_FALSE(ParseSmallIntegerDouble("-", &z));
+  EXPECT_FALSE(ParseSmallIntegerDouble("1.5", &z));
+  EXPECT_FALSE(ParseSmallIntegerDouble("1234567890123456", &z));  // 16 digits: strtod's
 }
 
 // ---------------------------------------------------------------------------
