@@ -90,12 +90,18 @@ void Engine::EnsureFunctionsState() {
 
 const EvalScript* Engine::Find(std::string_view sha, const std::string** key) const {
   if (sha.size() != 40) return nullptr;
+  // As sent (clients send the lower case SCRIPT LOAD returned), else folded.
+  auto it = scripts_.find(sha);
+  if (it != scripts_.end()) {
+    if (key != nullptr) *key = &it->first;
+    return &it->second;
+  }
   char lower[40];
   for (size_t i = 0; i < 40; ++i) {
     char c = sha[i];
     lower[i] = c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c;
   }
-  auto it = scripts_.find(std::string_view(lower, 40));
+  it = scripts_.find(std::string_view(lower, 40));
   if (it == scripts_.end()) return nullptr;
   if (key != nullptr) *key = &it->first;
   return &it->second;

@@ -35,6 +35,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
@@ -236,9 +237,18 @@ class Engine {
   int hook_budget_ = 0;
   std::unique_ptr<LuaState> eval_;
   // By lower-case sha, looked up by string_view (no key string built).
+  // A SHA-1 in hex is already uniform: 16 of its characters, mixed once,
+  // hash it (the whole string hashed byte by byte cost more than the rest
+  // of the lookup).
   struct ShaHash {
     using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+    size_t operator()(std::string_view s) const {
+      if (s.size() < 16) return std::hash<std::string_view>{}(s);
+      uint64_t a, b;
+      std::memcpy(&a, s.data(), 8);
+      std::memcpy(&b, s.data() + 8, 8);
+      return static_cast<size_t>((a ^ (b * 0x9E3779B97F4A7C15ull)) * 0xBF58476D1CE4E5B9ull);
+    }
   };
   std::unordered_map<std::string, EvalScript, ShaHash, std::equal_to<>> scripts_;
   size_t scripts_bytes_ = 0;
