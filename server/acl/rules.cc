@@ -249,6 +249,21 @@ std::optional<std::string> Selector::Apply(std::string_view op) {
   return std::nullopt;
 }
 
+namespace {
+
+// The argument positions [first, last] of a plain_keys command's keys sent
+// with `argc` arguments (step: its spec's); false when there are none
+// (KeyPositions' rule: a variadic command sent short has the keys present).
+bool PlainKeyRange(const CommandSpec& cmd, int argc, int* first, int* last) {
+  const KeySpec& spec = cmd.key_specs[0];
+  *first = spec.index;
+  *last = spec.lastkey >= 0 ? *first + spec.lastkey : argc + spec.lastkey;
+  if ((*last >= argc || *last < *first) && cmd.arity < 0 && *first < argc) *last = argc - 1;
+  return *first < argc && *last < argc && *last >= *first;
+}
+
+}  // namespace
+
 Denied Selector::Check(const CommandSpec& cmd, std::span<const std::string_view> argv,
                        int* pos) const {
   // The command (AUTH, HELLO and the like are always allowed: one must be
@@ -273,15 +288,10 @@ Denied Selector::Check(const CommandSpec& cmd, std::span<const std::string_view>
       // The usual shape (GET, SET, HSET, DEL…): one fixed range with fixed
       // flags, walked in place.
       const KeySpec& spec = cmd.key_specs[0];
-      const int argc = static_cast<int>(argv.size());
-      const int first = spec.index;
-      int last = spec.lastkey >= 0 ? first + spec.lastkey : argc + spec.lastkey;
-      // Past the arguments: a variadic command reports its own error when
-      // it runs, the keys are those present (KeyPositions' rule).
-      if ((last >= argc || last < first) && cmd.arity < 0 && first < argc) last = argc - 1;
+      int first = 0, last = 0;
       const KeyAccess access = KeyAccessFor(cmd, spec, argv);  // SET … GET reads too
       const int need = (access.reads ? kPermRead : 0) | (access.writes ? kPermWrite : 0);
-      if (first < argc && last < argc && last >= first) {
+      if (PlainKeyRange(cmd, static_cast<int>(argv.size()), &first, &last)) {
         for (int i = first; i <= last; i += std::max(spec.keystep, 1)) {
           if (!reaches(argv[static_cast<size_t>(i)], need)) {
             *pos = i;
@@ -442,8 +452,21 @@ std::optional<std::string> User::ApplyAll(std::span<const std::string_view> ops)
     }
   }
   *this = std::move(staged);
-  unrestricted_cache = Unrestricted();
+  RefreshCaches();
   return std::nullopt;
+}
+
+void User::RefreshCaches() {
+  unrestricted_cache = Unrestricted();
+  fast_prefix_.reset();
+  if (selectors.size() != 1) return;
+  const Selector& s = selectors[0];
+  if (s.all_keys || s.keys.size() != 1 || s.keys[0].perms != kPermAll) return;
+  const std::string& p = s.keys[0].pattern;
+  // Only a '*' at the end, and no special character before it.
+  if (!p.empty() && p.back() == '*' && p.find_first_of("*?[\\") == p.size() - 1) {
+    fast_prefix_ = p.substr(0, p.size() - 1);
+  }
 }
 
 bool User::CheckPassword(std::string_view password) const {
@@ -478,6 +501,27 @@ Denied User::Check(const CommandSpec& cmd, std::span<const std::string_view> arg
   // Any selector may allow it. If none does, the refusal reported is the
   // most specific (key or channel over command), the last argument at fault
   // among equals (ACLCheckAllUserCommandPerm).
+  if (fast_prefix_ && cmd.plain_keys &&
+      (cmd.acl_special == CommandSpec::AclSpecial::kNone ||
+       cmd.acl_special == CommandSpec::AclSpecial::kSet)) {
+    // The usual restricted user (one `~prefix*` pattern for reading and
+    // writing, see RefreshCaches) running a command it may run on keys in
+    // one plain range: allowed when every key has the prefix. Anything
+    // else, refusals included, takes the whole check below.
+    const Selector& s = selectors[0];
+    int first = 0, last = 0;
+    if (cmd.has(kCmdNoAuth) || s.allowed[cmd.index]) {
+      if (!PlainKeyRange(cmd, static_cast<int>(argv.size()), &first, &last)) {
+        return Denied::kNone;
+      }
+      const std::string_view prefix = *fast_prefix_;
+      bool all = true;
+      for (int i = first; i <= last && all; i += std::max(cmd.key_specs[0].keystep, 1)) {
+        all = argv[static_cast<size_t>(i)].starts_with(prefix);
+      }
+      if (all) return Denied::kNone;
+    }
+  }
   if (selectors.size() == 1) return selectors[0].Check(cmd, argv, pos);  // the usual user
   Denied worst = Denied::kCommand;
   int worst_pos = 0;

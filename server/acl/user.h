@@ -111,9 +111,19 @@ struct User {
   // Whether the user may run every command on every key and channel: the
   // gate then skips the check (one branch on the hot path).
   bool Unrestricted() const { return enabled && selectors[0].CanRunEverything(); }
+  // Recomputes unrestricted_cache and the fast form of the usual restricted
+  // user (one selector whose only key pattern is `prefix*` for R and W):
+  // after any change to the rules (ApplyAll does; Users::Refresh too).
+  void RefreshCaches();
   // "on nopass ~* &* +@all": ACL LIST's line without "user <name>".
   std::string Describe() const;
   std::string DescribeFlags(bool with_space) const;
+
+ private:
+  // The prefix of the user's only key pattern, when RefreshCaches found the
+  // usual shape: User::Check then allows a plain command with a memcmp per
+  // key, and leaves everything else to the selectors.
+  std::optional<std::string> fast_prefix_;
 };
 
 // Redis's categories, in its order (ACL CAT).

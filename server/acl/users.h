@@ -65,7 +65,7 @@ class Users {
   // The user `session` runs as.
   const User& Of(const Session& session) const;
   // Called after any change to a user: its cached "may run everything".
-  static void Refresh(User& u) { u.unrestricted_cache = u.Unrestricted(); }
+  static void Refresh(User& u) { u.RefreshCaches(); }
 
   // ACL LOG: a refusal, merged with an equal one of the last 60 s (among
   // the 10 newest), newest first, at most max_len entries.

@@ -160,6 +160,33 @@ TEST(AclCheck, InPlaceKeyWalkAgreesWithKeyPositions) {
   EXPECT_GT(plain, 100u);  // the in-place walk is the usual case
 }
 
+// The usual restricted user (`~prefix*`, read and write) is allowed by a
+// shortcut; a change of rules changes it, and any other shape — or a
+// refusal — takes the whole check.
+TEST(AclCheck, PrefixUserShortcutFollowsTheRules) {
+  User u = AclTestUser({"on", "+@all", "-@dangerous", "+sort", "~lock:*"});
+  int pos = 0;
+  EXPECT_EQ(AclTestCheck(u, {"set", "lock:a", "v", "NX", "PX", "100"}), Denied::kNone);
+  EXPECT_EQ(AclTestCheck(u, {"mget", "lock:a", "lock:b", "other", "lock:c"}, &pos), Denied::kKey);
+  EXPECT_EQ(pos, 3);
+  EXPECT_EQ(AclTestCheck(u, {"flushall"}), Denied::kCommand);
+  EXPECT_EQ(AclTestCheck(u, {"debug", "sleep", "0"}), Denied::kCommand);
+  EXPECT_EQ(AclTestCheck(u, {"publish", "ch", "m"}), Denied::kChannel);
+  EXPECT_EQ(AclTestCheck(u, {"sort", "lock:a", "STORE", "other"}), Denied::kKey);
+  ASSERT_FALSE(u.ApplyAll(std::vector<std::string_view>{"resetkeys", "~app:*"}).has_value());
+  EXPECT_EQ(AclTestCheck(u, {"set", "lock:a", "v"}), Denied::kKey);
+  EXPECT_EQ(AclTestCheck(u, {"set", "app:a", "v"}), Denied::kNone);
+  // Read only: not the shortcut's shape; SET is refused, GET allowed.
+  ASSERT_FALSE(u.ApplyAll(std::vector<std::string_view>{"resetkeys", "%R~app:*"}).has_value());
+  EXPECT_EQ(AclTestCheck(u, {"set", "app:a", "v"}), Denied::kKey);
+  EXPECT_EQ(AclTestCheck(u, {"get", "app:a"}), Denied::kNone);
+  // A pattern with a special character before its end: a glob, not a prefix.
+  ASSERT_FALSE(u.ApplyAll(std::vector<std::string_view>{"resetkeys", "~a?p:*"}).has_value());
+  EXPECT_EQ(AclTestCheck(u, {"set", "a?p:x", "v"}), Denied::kNone);
+  EXPECT_EQ(AclTestCheck(u, {"set", "axp:x", "v"}), Denied::kNone);
+  EXPECT_EQ(AclTestCheck(u, {"set", "ap:x", "v"}), Denied::kKey);
+}
+
 TEST(AclCheck, ChannelsAndLiteralPatterns) {
   User u = AclTestUser({"on", "+@all", "allkeys", "resetchannels", "&news:*"});
   EXPECT_EQ(AclTestCheck(u, {"publish", "news:1", "m"}), Denied::kNone);
