@@ -28,7 +28,10 @@ void Batch::Set(std::string_view key, std::string_view value, int64_t unix_ms) {
   if (unix_ms == 0) {
     resp::AppendRequest(rep_, {"SET", key, value});
   } else {
-    resp::AppendRequest(rep_, {"SET", key, value, "PXAT", Itoa(unix_ms)});
+    char digits[24];  // the time on the stack, not in a string of its own
+    const auto [end, ec] = std::to_chars(digits, digits + sizeof(digits), unix_ms);
+    (void)ec;
+    resp::AppendRequest(rep_, {"SET", key, value, "PXAT", std::string_view(digits, end - digits)});
   }
 }
 

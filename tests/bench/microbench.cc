@@ -1,16 +1,23 @@
 // Micro-benchmarks (Google Benchmark) for the hot paths that do not involve
-// the network: the request parser, the reply writer, the keyspace and one
-// whole command through Server::Dispatch. Not part of the test suite; run
+// the network, one per stage of a request: parse, lookup, Store put, log
+// append, reply, the keyspace, and one whole command through
+// Server::Dispatch (which adds the gate and the handler). Not part of the
+// test suite; run
 //
 //   cmake --build build --target latch_microbench && ./build/tests/latch_microbench
 //
 // to see whether a change made them slower. Figures are per request.
+// tools/microbench-instructions counts their instructions instead (a count
+// a loaded machine does not move): with LATCH_MICROBENCH_ITERATIONS=N set,
+// every benchmark runs exactly N iterations.
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "log/record.h"
 #include "protocol/reply_writer.h"
 #include "protocol/request_parser.h"
 #include "protocol/request_writer.h"
@@ -18,8 +25,16 @@
 #include "server/connection.h"
 #include "server/keyspace.h"
 #include "server/server.h"
+#include "server/store.h"
 
 namespace {
+
+// LATCH_MICROBENCH_ITERATIONS=N: a fixed number of iterations per benchmark
+// (callgrind then counts N of them; see tools/microbench-instructions).
+void FixedIterations(benchmark::internal::Benchmark* b) {
+  if (const char* n = std::getenv("LATCH_MICROBENCH_ITERATIONS")) b->Iterations(std::atoll(n));
+}
+#define LATCH_BENCHMARK(fn) BENCHMARK(fn)->Apply(FixedIterations)
 
 std::string LockKey(int64_t i) {
   char buf[32];
@@ -47,7 +62,7 @@ void BM_ParsePipeline(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * 16);
 }
-BENCHMARK(BM_ParsePipeline);
+LATCH_BENCHMARK(BM_ParsePipeline);
 
 void BM_ParseInline(benchmark::State& state) {
   const std::string line = "SET lock:000000000042 \"token with spaces\" NX PX 30000\r\n";
@@ -59,7 +74,7 @@ void BM_ParseInline(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations());
 }
-BENCHMARK(BM_ParseInline);
+LATCH_BENCHMARK(BM_ParseInline);
 
 void BM_WriteReplies(benchmark::State& state) {
   std::string out;
@@ -76,7 +91,7 @@ void BM_WriteReplies(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * 64);
 }
-BENCHMARK(BM_WriteReplies);
+LATCH_BENCHMARK(BM_WriteReplies);
 
 // Keyspace with state.range(0) keys: lookups of random existing keys.
 void BM_KeyspaceFind(benchmark::State& state) {
@@ -91,7 +106,7 @@ void BM_KeyspaceFind(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations());
 }
-BENCHMARK(BM_KeyspaceFind)->Arg(1'000)->Arg(1'000'000);
+LATCH_BENCHMARK(BM_KeyspaceFind)->Arg(1'000)->Arg(1'000'000);
 
 // Lock churn: acquire (insert with TTL) then release (erase).
 void BM_KeyspaceAcquireRelease(benchmark::State& state) {
@@ -106,7 +121,50 @@ void BM_KeyspaceAcquireRelease(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations());
 }
-BENCHMARK(BM_KeyspaceAcquireRelease);
+LATCH_BENCHMARK(BM_KeyspaceAcquireRelease);
+
+// Lookup: a command's name (as clients send it, upper case) to its spec.
+void BM_CommandLookup(benchmark::State& state) {
+  const latch::CommandRegistry& registry = latch::CommandRegistry::Get();
+  const std::string_view names[] = {"SET", "GET", "DELIFEQ", "PEXPIRE", "EVALSHA", "HINCRBY"};
+  size_t k = 0;
+  for (auto _ : state) benchmark::DoNotOptimize(registry.Find(names[k++ % 6]));
+  state.SetItemsProcessed(state.iterations());
+}
+LATCH_BENCHMARK(BM_CommandLookup);
+
+// Store put: a lock's key and token with a lease, into a Store of 100,000
+// keys (the log off: BM_LogAppend is the record).
+void BM_StorePut(benchmark::State& state) {
+  latch::Store store("bench");
+  latch::TimeSnapshot now{1'000'000, 1'700'000'000'000};
+  for (int64_t i = 0; i < 100'000; ++i) {
+    store.Put(LockKey(i), kToken, latch::Lease::Until(2'000'000'000), now);
+  }
+  std::vector<std::string> keys;
+  for (int64_t i = 0; i < 4096; ++i) keys.push_back(LockKey(100'000 + i));
+  size_t k = 0;
+  for (auto _ : state) {
+    store.Put(keys[k++ & 4095], kToken, latch::Lease::Until(2'000'000'000), now);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+LATCH_BENCHMARK(BM_StorePut);
+
+// Log append: a grant's record (SET key token PXAT t) encoded into the
+// batch the loop writes at the end of an iteration (cleared every 16).
+void BM_LogAppend(benchmark::State& state) {
+  latch::aof::Batch batch;
+  const std::string key = LockKey(42);
+  int n = 0;
+  for (auto _ : state) {
+    batch.Set(key, kToken, 1'700'000'030'000);
+    if (++n % 16 == 0) batch.Clear();
+  }
+  benchmark::DoNotOptimize(batch.bytes().data());
+  state.SetItemsProcessed(state.iterations());
+}
+LATCH_BENCHMARK(BM_LogAppend);
 
 // One SET NX PX through the whole command layer (lookup, checks, handler,
 // reply), without sockets. Arg 1: with Redis's defaults, commands are timed
@@ -137,7 +195,7 @@ void BM_DispatchLockAcquire(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations());
 }
-BENCHMARK(BM_DispatchLockAcquire)->ArgName("timed")->Arg(1)->Arg(0);
+LATCH_BENCHMARK(BM_DispatchLockAcquire)->ArgName("timed")->Arg(1)->Arg(0);
 
 }  // namespace
 
