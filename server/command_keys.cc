@@ -102,12 +102,15 @@ std::optional<int> SortStoreKey(std::span<const std::string_view> argv) {
   // As Redis's sortGetKeys: skip each option's arguments, so that a value
   // that reads "store" is not taken for the option.
   std::optional<int> found;
+  // The words compared as C strings, as SORT's own parser and Redis's
+  // strcasecmp read them: "STORE\0x" is STORE.
   for (size_t i = 2; i < argv.size(); ++i) {
-    if (EqualsIgnoreCase(argv[i], "LIMIT")) {
+    const std::string_view word = UpToNul(argv[i]);
+    if (EqualsIgnoreCase(word, "LIMIT")) {
       i += 2;
-    } else if (EqualsIgnoreCase(argv[i], "GET") || EqualsIgnoreCase(argv[i], "BY")) {
+    } else if (EqualsIgnoreCase(word, "GET") || EqualsIgnoreCase(word, "BY")) {
       i += 1;
-    } else if (EqualsIgnoreCase(argv[i], "STORE") && i + 1 < argv.size()) {
+    } else if (EqualsIgnoreCase(word, "STORE") && i + 1 < argv.size()) {
       found = static_cast<int>(i + 1);  // the last STORE wins, as in Redis
       i += 1;
     }
@@ -121,8 +124,7 @@ std::vector<std::string> KeyFlagsFor(const CommandSpec& cmd, const KeySpec& spec
   if (std::find(declared.begin(), declared.end(), "variable_flags") != declared.end()) {
     std::erase(declared, std::string("variable_flags"));
     if (cmd.fullname == "set") {
-      bool get = false;
-      for (size_t i = 3; i < argv.size(); ++i) get |= EqualsIgnoreCase(argv[i], "GET");
+      const bool get = SetReadsOldValue(argv);
       declared = get ? std::vector<std::string>{"RW", "access", "update"}
                      : std::vector<std::string>{"OW", "update"};
     }
@@ -131,9 +133,12 @@ std::vector<std::string> KeyFlagsFor(const CommandSpec& cmd, const KeySpec& spec
 }
 
 bool SetReadsOldValue(std::span<const std::string_view> argv) {
+  // As SET's parser and Redis's setGetKeys read it: a C string, so
+  // "GET\0…" is GET (and asks for read access too).
   bool get = false;
   for (size_t i = 3; i < argv.size(); ++i) {
-    get |= argv[i].size() == 3 && EqualsIgnoreCase(argv[i], "GET");
+    const std::string_view word = UpToNul(argv[i]);
+    get |= word.size() == 3 && EqualsIgnoreCase(word, "GET");
   }
   return get;
 }

@@ -281,7 +281,8 @@ void ResolveKeySpecs(CommandSpec& c) {
   }
   using Special = CommandSpec::AclSpecial;
   const std::string& n = c.fullname;
-  c.acl_special = n == "sort" || n == "sort_ro"           ? Special::kSort
+  // (SORT_RO takes no STORE: Redis's sortROGetKeys finds its first key only.)
+  c.acl_special = n == "sort"                             ? Special::kSort
                   : n == "set"                            ? Special::kSet
                   : n == "publish" || n == "spublish"     ? Special::kPublish
                   : n == "subscribe" || n == "ssubscribe" ? Special::kSubscribe

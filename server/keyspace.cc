@@ -378,6 +378,22 @@ void Keyspace::RehashSome(int buckets) {
   }
 }
 
+void Keyspace::set_bulk_load(bool on) {
+  if (on || !bulk_load_) {
+    bulk_load_ = on;
+    return;
+  }
+  bulk_load_ = false;
+  while (rehashing()) RehashSome(1 << 16);
+  // The size growing key by key would have reached (it doubles when full).
+  const size_t right =
+      size_ == 0 ? kInitialBuckets : std::max(kInitialBuckets, std::bit_floor(size_) * 2);
+  if (tables_[0].buckets.size() <= right) return;
+  tables_[1].buckets.assign(right, nullptr);
+  rehash_index_ = 0;
+  while (rehashing()) RehashSome(1 << 16);
+}
+
 void Keyspace::Reserve(size_t keys) {
   while (rehashing()) RehashSome(1 << 16);
   // The power of two that holds `keys` (an estimate) with the table at most

@@ -215,7 +215,10 @@ class Keyspace {
   // While a log replays (no client waits on the loop), a growing table is
   // rehashed at once rather than a bucket per lookup: one pass over the
   // entries instead of every lookup probing two tables until it ends.
-  void set_bulk_load(bool on) { bulk_load_ = on; }
+  // Switching it off resizes the table at once to what its keys need (a
+  // table sized up front from an estimate that was high shrinks now, not
+  // over thousands of cron ticks).
+  void set_bulk_load(bool on);
   // Grows the table now to what `keys` keys need (a replay that expects
   // that many), so that it does not grow step by step as they arrive. A
   // table larger than needed shrinks again once under 1/8 full.

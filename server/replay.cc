@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -52,16 +53,7 @@ Replay::State Replay::Step(ReplayClock& clock, int64_t budget_us) {
           }
         }
         for (const aof::Record& r : reader_->records()) store_.Replay(r, clock);
-        if (!sized_ && reader_->safe_offset() >= kSizingSample) {
-          // The table sized once for the whole log, from the keys the first
-          // part of it made: it then never grows key by key (which rehashes
-          // every key again at each doubling).
-          sized_ = true;
-          if (total_bytes_ > 2 * reader_->safe_offset()) {
-            store_.ExpectReplayGrowth(static_cast<double>(total_bytes_) /
-                                      static_cast<double>(reader_->safe_offset()));
-          }
-        }
+        if (!sized_ && reader_->safe_offset() >= sample_at_) SizeTables();
         continue;
       case aof::Reader::Status::kEnd:
         fd_.reset();
@@ -86,6 +78,31 @@ Replay::State Replay::Step(ReplayClock& clock, int64_t budget_us) {
                  std::to_string(reader_->safe_offset()) + ": " + reader_->error();
         return State::kFailed;
     }
+  }
+}
+
+void Replay::SizeTables() {
+  const uint64_t at = reader_->safe_offset();
+  const size_t keys = store_.keys_in_all_databases();
+  if (sample_at_ == kSizingSample / 2) {
+    // First look: how many keys half the sample made.
+    first_keys_ = keys;
+    first_at_ = at;
+    sample_at_ = kSizingSample;
+    return;
+  }
+  // The table sized once for the whole log, from how fast keys came in the
+  // sample's second half (a lock server's log mostly writes the same keys
+  // again: then hardly any), so that it never grows key by key (which
+  // rehashes every key again at each doubling). A high estimate costs only
+  // until the end of the replay, which resizes the table to its keys.
+  sized_ = true;
+  if (keys == 0 || at <= first_at_ || total_bytes_ <= at) return;
+  const double rate =
+      static_cast<double>(keys - std::min(keys, first_keys_)) / static_cast<double>(at - first_at_);
+  const double expected = static_cast<double>(keys) + rate * static_cast<double>(total_bytes_ - at);
+  if (expected > 2.0 * static_cast<double>(keys)) {
+    store_.ExpectReplayGrowth(expected / static_cast<double>(keys));
   }
 }
 

@@ -57,10 +57,16 @@ class Replay {
 
  private:
   State Truncated(ReplayClock& clock);
+  // At kSizingSample / 2 read, notes the keys; at kSizingSample, sizes the
+  // tables for the keys the rest of the log is likely to bring.
+  void SizeTables();
 
   const Config& config_;
   Store& store_;
   bool sized_ = false;
+  uint64_t sample_at_ = kSizingSample / 2;
+  size_t first_keys_ = 0;
+  uint64_t first_at_ = 0;
   UniqueFd fd_;
   std::unique_ptr<aof::Reader> reader_;
   uint64_t total_bytes_ = 0;

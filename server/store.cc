@@ -570,6 +570,7 @@ std::string Store::Replay(const aof::Record& r, ReplayClock& clock) {
 }
 
 void Store::ExpectReplayGrowth(double factor) {
+  // (Each database by its own share of the keys.)
   for (auto& ks : dbs_) {
     if (ks->size() > 0) ks->Reserve(static_cast<size_t>(static_cast<double>(ks->size()) * factor));
   }

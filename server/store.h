@@ -227,6 +227,11 @@ class Store {
   // The entry for `key`, expired or not (no lazy expiry, not an access).
   const Keyspace::Entry* Peek(std::string_view key) { return cur_->Peek(key); }
   size_t size() const { return cur_->size(); }
+  size_t keys_in_all_databases() const {
+    size_t n = 0;
+    for (const auto& ks : dbs_) n += ks->size();
+    return n;
+  }
   size_t keys_with_deadline() const { return cur_->keys_with_deadline(); }
   const Keyspace& keyspace() const { return *cur_; }
   const Keyspace& keyspace_of(int db) const { return *dbs_[static_cast<size_t>(db)]; }

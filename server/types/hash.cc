@@ -107,6 +107,7 @@ bool HashValue::Erase(std::string_view field) {
   const size_t pos = list_.Find(field, list_.begin(), 2);
   if (pos == list_.end()) return false;
   list_.Erase(pos, 2);
+  list_.ShrinkIfSparse();
   return true;
 }
 

@@ -167,6 +167,7 @@ size_t PackedList::Find(std::string_view value, size_t from, size_t stride) cons
 }
 
 size_t PackedList::Insert(size_t pos, std::string_view value) {
+  if (Aliases(value)) return Insert(pos, std::string(value));
   const size_t head = VarintSize(value.size());
   const size_t front = head + value.size();
   const size_t total = front + VarintSize(front);
@@ -179,6 +180,7 @@ size_t PackedList::Insert(size_t pos, std::string_view value) {
 }
 
 size_t PackedList::Replace(size_t pos, std::string_view value) {
+  if (Aliases(value)) return Replace(pos, std::string(value));
   const size_t old_total = Next(pos) - pos;
   const size_t head = VarintSize(value.size());
   const size_t front = head + value.size();
@@ -203,7 +205,7 @@ size_t PackedList::Erase(size_t pos, size_t n) {
     ++removed;
   }
   Close(pos, stop - pos);
-  count_ -= static_cast<uint32_t>(removed);
+  count_ -= removed;
   return pos;
 }
 

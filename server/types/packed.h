@@ -80,6 +80,11 @@ class PackedList {
   }
   // Gives back unused capacity (after a large removal).
   void Shrink();
+  // The same, when more than half of the buffer is unused (after removing
+  // elements one by one: what HDEL and ZREM do).
+  void ShrinkIfSparse() {
+    if (capacity() > 2 * size_ + 64) Shrink();
+  }
 
   // The bytes an element of `len` bytes takes.
   static size_t EncodedSize(size_t len);
@@ -97,12 +102,18 @@ class PackedList {
   char* Open(size_t pos, size_t n);
   void Close(size_t pos, size_t n);
 
+  // Whether `v` points into this list's own buffer (an element of it): an
+  // Insert or Replace copies it aside first, as the buffer moves.
+  bool Aliases(std::string_view v) const {
+    return buf_ != nullptr && v.data() >= buf_ && v.data() < buf_ + size_;
+  }
+
   // One malloc'd buffer (no capacity of its own: the allocator's usable
   // size is the capacity), the bytes in use, the elements: 24 bytes where a
   // std::string and a count were 40, and no doubling.
   char* buf_ = nullptr;
   size_t size_ = 0;
-  uint32_t count_ = 0;
+  size_t count_ = 0;
 };
 
 }  // namespace latch

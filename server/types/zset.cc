@@ -600,6 +600,7 @@ bool ZSetValue::Remove(std::string_view member) {
     const size_t pos = LpFind(member);
     if (pos == lp_.end()) return false;
     lp_.Erase(pos, 2);
+    lp_.ShrinkIfSparse();
     return true;
   }
   Node* n = sl_->dict.Find(member);

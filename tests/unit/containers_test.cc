@@ -3,11 +3,13 @@
 // std:: models over random operations.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <deque>
 #include <map>
 #include <random>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "server/types/dict.h"
 #include "server/types/packed.h"
@@ -132,6 +134,27 @@ TEST(PackedListTest, BufferSizedToItsBytesAndCopiesAndMoves) {
   EXPECT_EQ(p.At(p.begin()), "f");
   EXPECT_EQ(p.At(p.Prev(p.end())), "value:7");
   EXPECT_EQ(p.size(), 16u);
+}
+
+// Insert and Replace with a view of the list's own element (the review's
+// cases): the buffer moves (a realloc, or the tail shifting as an element
+// shrinks) before the value is copied, so the value is copied aside first.
+TEST(PackedListTest, InsertAndReplaceWithAViewOfItsOwnElement) {
+  PackedList p;
+  p.PushBack("aaaaaaaaaaaaaaaaaaaa");
+  p.PushBack("bcdefghijk");
+  const std::string want(p.At(p.Next(p.begin())));
+  p.Replace(p.begin(), p.At(p.Next(p.begin())));
+  EXPECT_EQ(p.At(p.begin()), want);
+
+  PackedList q;
+  const std::string big(3000, 'x');
+  q.PushBack(big);
+  std::vector<void*> blockers;  // so that realloc cannot grow in place
+  for (int i = 0; i < 64; ++i) blockers.push_back(std::malloc(3000));
+  q.PushBack(q.At(q.begin()));
+  for (void* b : blockers) std::free(b);
+  EXPECT_EQ(q.At(q.Next(q.begin())), big);
 }
 
 TEST(DictTest, MatchesAMapThroughGrowthAndShrinking) {
