@@ -7,9 +7,10 @@ sockets, redis-py and redis-cli. The setting itself (default, CONFIG GET,
 CONFIG SET refusing it as Redis refuses an immutable config) is checked
 against redis-server."""
 
-import os
+import platform
 import socket
 import subprocess
+import sys
 import threading
 import time
 
@@ -267,3 +268,46 @@ def test_redis_py_redis_cli_and_unix_socket(server_factory, tmp_path):
                          stdout=subprocess.PIPE, check=True, timeout=10).stdout
     assert b"errors: 0, replies: 100" in out, out
     assert u.get("viacli") == b"1"
+
+
+# Runs the rest of its command line with io_uring_setup(2) failing ENOSYS,
+# as under a seccomp policy or a kernel without io_uring: a one-rule seccomp
+# filter (syscall 425 is io_uring_setup on x86-64 and arm64).
+NO_URING = r"""
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+class F(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte), ("jf", ctypes.c_ubyte),
+                ("k", ctypes.c_uint)]
+class P(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(F))]
+prog = (F * 4)(F(0x20, 0, 0, 0), F(0x15, 0, 1, 425), F(0x06, 0, 0, 0x00050000 | 38),
+               F(0x06, 0, 0, 0x7fff0000))
+p = P(4, prog)
+assert libc.prctl(38, 1, 0, 0, 0) == 0  # PR_SET_NO_NEW_PRIVS
+assert libc.prctl(22, 2, ctypes.byref(p), 0, 0) == 0  # PR_SET_SECCOMP, MODE_FILTER
+os.execv(sys.argv[1], sys.argv[1:])
+"""
+
+
+def test_kernel_refusal_warns_and_falls_back_to_epoll(tmp_path):
+    if platform.machine() not in ("x86_64", "aarch64"):
+        pytest.skip("the seccomp rule names io_uring_setup by its x86-64/arm64 number")
+    data = tmp_path / "data"
+    data.mkdir()
+    srv = lt.ServerProcess(
+        "latch", lambda p: [sys.executable, "-c", NO_URING, lt.latch_binary(), "--port", str(p),
+                            "--dir", str(data), "--appendonly", "no", *lt.FRESH_ARGS, *URING],
+        str(tmp_path)).start()
+    try:
+        with srv.conn() as c:
+            assert lt.info_fields(c.cmd("INFO", "server"))["io_uring"] == "no"
+            assert c.cmd("CONFIG", "GET", "io-uring") == [b"io-uring", b"yes"]
+            c.send(lt.encode("INCR", "n") * 1000)
+            assert c.read_n_raw(1000) == b"".join(b":%d\r\n" % i for i in range(1, 1001))
+        warnings = [line for line in srv.log_text().splitlines() if "io_uring" in line]
+        assert len(warnings) == 1, warnings
+        assert ("io-uring yes, but the kernel refused io_uring (io_uring_queue_init: Function "
+                "not implemented): using epoll") in warnings[0]
+    finally:
+        srv.stop()
