@@ -207,6 +207,7 @@ void IoRing::Wait() {
 
 void IoRing::Drain() {
   Submit();
+  Reap();  // (completions refused earlier, whose owners take them now)
   while (in_flight_ > 0) {
     Wait();
     Reap();
