@@ -19,6 +19,8 @@
 //      uv_write for what does not fit, which the loop completes later) —
 //      also those written before the script started, in the same iteration
 //      of the loop: their clients may be waiting for them to send more.
+// Under `io-uring yes`, step 3 is reaping the ring instead (its multishot
+// receives took the bytes already; a read(2) could overtake them).
 // libuv keeps its own watchers on these sockets (level-triggered): when the
 // script ends and the loop runs again, a socket emptied here simply reads
 // EAGAIN. The log is not flushed meanwhile (the script's records are an open
@@ -32,6 +34,7 @@
 
 #include "server/connection.h"
 #include "server/server.h"
+#include "server/uring.h"
 
 namespace latch {
 
@@ -55,11 +58,16 @@ void Server::ServeWhileBusy(Session& caller) {
   std::vector<Connection*> conns;
   clients_.ForEach([&](Connection& c) {
     if (&c == &caller || c.closing() || !c.reading() || c.blocked || c.stalled()) return;
+    if (c.ring() != nullptr) return;  // served by the ring, below
     fds.push_back({c.fd(), POLLIN, 0});
     conns.push_back(&c);
   });
   const int ready_fds = fds.empty() ? 0 : ::poll(fds.data(), fds.size(), 0);
   if (ready_fds > 0) ReadWhileBusy(fds, listeners, conns);
+  // io_uring clients: their bytes arrive as the ring's completions, in
+  // order; the script's own client's wait until its request is done
+  // (Connection::OnRingCompletion).
+  if (IoRing* ring = clients_.ring()) ring->SubmitAndReap();
   // The replies: every client but the script's own — those just written,
   // and those written before the script started in this same iteration of
   // the loop (a client waiting for one would otherwise wait for the script).

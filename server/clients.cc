@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "server/connection.h"
+#include "server/uring.h"
 
 namespace latch {
 
@@ -66,6 +67,9 @@ void ClientRegistry::FlushPending(const Session* keep) {
     if (!c->pending_flush_) continue;  // closed meanwhile
     c->Flush();
   }
+  // Every send queued above (and receives armed since the last submit)
+  // goes to the kernel in one system call.
+  if (ring_ != nullptr) ring_->Submit();
 }
 
 bool ClientRegistry::AddMonitor(Connection& c) {

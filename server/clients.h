@@ -24,6 +24,7 @@
 namespace latch {
 
 class Connection;
+class IoRing;
 class Session;
 
 class ClientRegistry {
@@ -52,6 +53,11 @@ class ClientRegistry {
   // Flushes every connection on the list but `keep` (nullptr: all), which
   // stays on it (busy.cc: the script's own client).
   void FlushPending(const Session* keep = nullptr);
+  // `io-uring yes`: the ring plain connections use (nullptr: libuv's reads
+  // and writes). FlushPending submits its queued sends at once (one
+  // io_uring_enter per loop iteration).
+  void set_ring(IoRing* ring) { ring_ = ring; }
+  IoRing* ring() const { return ring_; }
 
   // ---- the request being executed (nullptr between requests)
   const Connection* executing() const { return executing_; }
@@ -78,6 +84,7 @@ class ClientRegistry {
   size_t size_ = 0;
   uint64_t next_id_ = 1;
   Connection* executing_ = nullptr;
+  IoRing* ring_ = nullptr;
   std::vector<Connection*> pending_flush_;
   std::vector<Connection*> monitors_;
   std::vector<Connection*> resumable_;

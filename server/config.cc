@@ -169,6 +169,8 @@ std::vector<ConfigParam> BuildParams() {
   p.push_back(Int("timeout", &Config::timeout, 0, kIntMax));
   p.push_back(Int("tcp-keepalive", &Config::tcp_keepalive, 0, kIntMax));
   p.push_back(Bool("protected-mode", &Config::protected_mode));
+  // The connection path (server/uring.h): chosen at start, as the loop is.
+  p.push_back(Bool("io-uring", &Config::io_uring, false));
   p.push_back(
       Affects(Int("maxclients", &Config::maxclients, 1, std::numeric_limits<uint32_t>::max()),
               kEffectMaxClients));

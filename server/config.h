@@ -59,6 +59,9 @@ struct Config {
   int64_t tcp_keepalive = 300;  // seconds
   bool protected_mode = true;
   int64_t maxclients = 10000;
+  // Plain client connections' reads and writes through one io_uring per
+  // loop instead of libuv's (server/uring.h; start-up only).
+  bool io_uring = false;
   // Limits
   int64_t proto_max_bulk_len = 512LL * 1024 * 1024;
   int64_t client_query_buffer_limit = 1024LL * 1024 * 1024;

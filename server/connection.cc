@@ -16,6 +16,7 @@
 #include "server/log.h"
 #include "server/stats.h"
 #include "server/tls/session.h"
+#include "server/uring.h"
 
 namespace latch {
 
@@ -41,7 +42,7 @@ bool Connection::StartTls(SSL_CTX* ctx, TlsAuthClients auth) {
 }
 
 size_t Connection::pending_output() const {
-  return out_.size() + inflight_.size() + (tls_ ? tls_->pending_output() : 0);
+  return out_.size() + (inflight_.size() - inflight_sent_) + (tls_ ? tls_->pending_output() : 0);
 }
 
 Session::Buffers Connection::buffers() const {
@@ -77,6 +78,10 @@ void Connection::UpdateReadState() {
   // Stop reading while the client has a lot of unsent output (it is not
   // reading its replies) or once it is going away.
   bool want = !close_after_reply_ && !stalled_ && pending_output() < kPauseReadingAt;
+  if (ring() != nullptr) {
+    RingUpdateReadState(want);
+    return;
+  }
   if (want && !reading_) {
     if (uv_read_start(reinterpret_cast<uv_stream_t*>(&tcp_), OnAlloc, OnRead) == 0) reading_ = true;
   } else if (!want && reading_) {
@@ -164,6 +169,12 @@ void Connection::OnRead(uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
 
 void Connection::ReadNow() {
   if (closing_ || !reading_) return;
+  if (IoRing* r = ring()) {
+    // Its bytes come only from the ring (a read(2) here could overtake
+    // bytes the multishot receive already took): reap what arrived.
+    r->SubmitAndReap();
+    return;
+  }
   uv_buf_t buf;
   OnAlloc(reinterpret_cast<uv_handle_t*>(&tcp_), kReadChunk, &buf);
   ssize_t n;
@@ -259,6 +270,15 @@ bool Connection::SendTlsRecords() {
 void Connection::ProcessInput() {
   const Config& config = config_;
   const TimeSnapshot now = host_.Now();
+  // (A busy script reaping the ring defers this client's completions until
+  // this returns: the parsed arguments point into the query buffer.)
+  const bool was_in_input = in_input_;
+  in_input_ = true;
+  struct Restore {
+    bool& flag;
+    bool value;
+    ~Restore() { flag = value; }
+  } restore{in_input_, was_in_input};
   last_interaction_ms = now.mono;
   // (A session parked by WAITAOF reads nothing more until it is answered.)
   while (rbuf_start_ < rbuf_end_ && !close_after_reply_ && !closing_ && !blocked) {
@@ -401,7 +421,10 @@ void Connection::Flush() {
     }
     if (!SendTlsRecords()) return;
   }
-  if (!tls_ && !write_in_flight_ && sendable > 0) {
+  if (!tls_ && !write_in_flight_ && sendable > 0 && ring() != nullptr) {
+    // io_uring: one send queued, submitted with every other connection's.
+    RingStartSend(sendable);
+  } else if (!tls_ && !write_in_flight_ && sendable > 0) {
     // Try to hand everything to the kernel right now; only what does not
     // fit goes through an asynchronous uv_write.
     const std::optional<size_t> sent = TryWrite(out_.data(), sendable);
@@ -477,19 +500,32 @@ void Connection::ReleaseIdleBuffers() {
     rbuf_start_ = rbuf_end_ = 0;
   }
   if (out_.empty() && !write_in_flight_ && out_.capacity() > 64) out_ = {};
+  if (!write_in_flight_ && inflight_.capacity() > 64) inflight_ = {};
 }
 
 void Connection::Close() {
   if (closing_) return;
   closing_ = true;
-  if (reading_) uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp_));
+  if (IoRing* r = ring()) {
+    // Its ring operations end now (cancelled), before uv_close closes the
+    // fd: they hold the socket open until then.
+    if (recv_armed_) RingCancel(kRingRecv);
+    if (write_in_flight_) RingCancel(kRingSend);
+    r->Submit();
+  } else if (reading_) {
+    uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp_));
+  }
   reading_ = false;
   host_.OnClientClosed(*this);
   uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), OnClose);
 }
 
 void Connection::OnClose(uv_handle_t* h) {
-  delete static_cast<Connection*>(h->data);
+  auto* c = static_cast<Connection*>(h->data);
+  c->handle_closed_ = true;
+  // A ring operation's completion may still name it: the last one frees it.
+  if (c->ring_ops_ > 0) return;
+  delete c;
 }
 
 }  // namespace latch

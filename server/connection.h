@@ -16,6 +16,14 @@
 // Lifetime: a Connection owns its uv_tcp_t. Close() starts libuv's
 // asynchronous close; the object deletes itself in the close callback, after
 // any write in flight has been cancelled, so nothing is freed twice or early.
+//
+// Under `io-uring yes` (server/uring.h) a plain connection's reads and
+// writes go through the server's io_uring instead of libuv's (the uv_tcp_t
+// still owns the socket): a multishot receive stays armed while the
+// connection reads, and Flush queues one send that the registry submits
+// with every other connection's (connection_uring.cc). Such a connection is
+// freed once both its handle is closed and no ring operation can still
+// name it.
 #pragma once
 
 #include <uv.h>
@@ -45,6 +53,7 @@ class Session;
 
 class ClientRegistry;
 class Connection;
+class IoRing;
 class Faults;
 struct Config;
 struct Stats;
@@ -120,6 +129,11 @@ class Connection final : public Session {
   void Push(std::string_view frame) override;
 
   uv_tcp_t* handle() { return &tcp_; }
+  // The io_uring its bytes go through (nullptr: libuv's reads and writes;
+  // TLS connections always use those).
+  IoRing* ring() const;
+  // The ring's completions for connections (IoRing::Handler).
+  static bool OnRingCompletion(IoRing& ring, void* owner, unsigned kind, int res, unsigned flags);
   bool reading() const { return reading_; }
   // While a script runs too long (busy.cc): one read(2) from the socket,
   // without the loop, handled as the loop's read callback would.
@@ -199,6 +213,22 @@ class Connection final : public Session {
   std::optional<size_t> TryWrite(char* data, size_t len);
   void UpdateReadState();
 
+  // ---- the io_uring path (connection_uring.cc)
+  static constexpr unsigned kRingRecv = 1;
+  static constexpr unsigned kRingSend = 2;
+  void RingUpdateReadState(bool want);
+  void RingArmRecv();
+  void RingCancel(unsigned kind);
+  // Moves output [0, len) into inflight_ and queues its send.
+  void RingStartSend(size_t len);
+  void RingQueueSend();
+  void OnRingRecv(IoRing& ring, int res, unsigned flags);
+  void OnRingSend(int res);
+  void RingOpEnded(IoRing& ring);
+  // Appends received bytes to the query buffer. False: out of memory (the
+  // connection was closed).
+  bool AppendInput(const char* data, size_t len);
+
   ClientHost& host_;
   ClientRegistry& clients_;
   // The server's settings (host_.config(), read once: the object stays the
@@ -221,6 +251,19 @@ class Connection final : public Session {
   std::string out_;  // replies not yet sent
   std::vector<std::pair<size_t, size_t>> own_pushes_;
   std::string inflight_;  // replies handed to uv_write, kept alive until it completes
+  // The io_uring path: how much of inflight_ the kernel took so far (a
+  // partial send sends the rest); a multishot receive is armed; ring
+  // operations whose last completion has not come; the uv handle is closed
+  // (the object waits for ring_ops_ to reach 0); ProcessInput is running
+  // (a busy script reaping the ring must not touch this query buffer).
+  size_t inflight_sent_ = 0;
+  bool recv_armed_ = false;
+  unsigned ring_ops_ = 0;
+  bool handle_closed_ = false;
+  bool in_input_ = false;
+  // The client ended its input while reading was paused (closed when
+  // reading would resume, as the epoll path would read the EOF then).
+  bool ring_eof_ = false;
   size_t output_peak_ = 0;
   int64_t output_peak_since_ms_ = 0;
 

@@ -122,6 +122,9 @@ class InfoBuilder {
     Field("arch_bits", int64_t{64});
     Field("monotonic_clock", std::string("POSIX clock_gettime"));
     Field("multiplexing_api", std::string("libuv ") + uv_version_string());
+    // `io-uring yes` and the kernel took it: plain clients' bytes go through
+    // the ring (server/uring.h); no: libuv's epoll, read(2) and write(2).
+    Field("io_uring", std::string(s_.clients().ring() != nullptr ? "yes" : "no"));
     Field("gcc_version", std::to_string(__GNUC__) + "." + std::to_string(__GNUC_MINOR__) + "." +
                              std::to_string(__GNUC_PATCHLEVEL__));
     Field("process_id", static_cast<int64_t>(getpid()));

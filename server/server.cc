@@ -16,6 +16,7 @@
 #include "server/log.h"
 #include "server/monitor.h"
 #include "server/tls/context.h"
+#include "server/uring.h"
 
 namespace latch {
 
@@ -203,6 +204,8 @@ int Server::Run() {
   cron_timer_->data = this;
   RestartCronTimer();
 
+  StartIoRing();
+
   uv_prepare_init(&loop_, before_sleep_.get());
   before_sleep_.MarkInitialized();
   before_sleep_->data = this;
@@ -277,6 +280,26 @@ void Server::CloseAll() {
   before_sleep_.Close();
   for (auto& sig : signals_) sig.Close();
   clients_.CloseAll();
+  if (ring_ != nullptr) {
+    // The connections just closed cancelled their ring operations: wait for
+    // the last completions (they free nothing before their uv handles
+    // close, in the loop run that follows), then stop watching the ring.
+    ring_->Drain();
+    ring_->CloseHandles();
+  }
+}
+
+void Server::StartIoRing() {
+  if (!config_.io_uring) return;
+  std::string error;
+  ring_ = IoRing::Create(4096, &Connection::OnRingCompletion, &error);
+  if (ring_ == nullptr) {
+    log::Warning("io-uring yes, but the kernel refused io_uring ({}): using epoll", error);
+    return;
+  }
+  ring_->Watch(&loop_);
+  clients_.set_ring(ring_.get());
+  log::Notice("Client connections use io_uring");
 }
 
 void Server::OnSignal(uv_signal_t* s, int signum) {

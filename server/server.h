@@ -70,6 +70,7 @@
 namespace latch {
 
 class Faults;
+class IoRing;
 class History;
 
 class Server final : public ServerControl,
@@ -207,6 +208,8 @@ class Server final : public ServerControl,
   void CronClients(const TimeSnapshot& now);
   void BeforeSleep();
   void CloseAll();
+  // `io-uring yes`: creates the ring, or warns and keeps the epoll path.
+  void StartIoRing();
   void RestartCronTimer();
   void Fatal(const std::string& message);
   // Persistence::Listener
@@ -299,6 +302,8 @@ class Server final : public ServerControl,
   // enable-fault-injection), and the history file (history-file).
   std::unique_ptr<History> history_;
   std::unique_ptr<Faults> faults_;
+  // `io-uring yes`: the plain connections' ring (nullptr: the epoll path).
+  std::unique_ptr<IoRing> ring_;
   acl::Users acl_users_{commands_};
 };
 

@@ -36,7 +36,7 @@ class Node(object):
 
     def argv(self, port):
         return self.wrapper + [lt.latch_binary(), "--port", str(port), "--dir", self.data] + \
-            self.args
+            lt.server_args_from_env() + self.args
 
     def start(self, *extra):
         args = [str(a) for a in extra]

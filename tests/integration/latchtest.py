@@ -13,6 +13,7 @@ answer PING, and killed at teardown.
 import atexit
 import os
 import shutil
+import shlex
 import signal
 import socket
 import subprocess
@@ -456,6 +457,14 @@ class ServerProcess(object):
 FRESH_ARGS = ("--quarantine", "never")
 
 
+def server_args_from_env():
+    """LATCH_TEST_SERVER_ARGS: arguments every latch the tests start gets
+    before the test's own (which may override them), to run a module under
+    another setting: LATCH_TEST_SERVER_ARGS="--io-uring yes" runs it on the
+    io_uring connection path."""
+    return shlex.split(os.environ.get("LATCH_TEST_SERVER_ARGS", ""))
+
+
 def start_latch(workdir, *extra):
     """latch-server on a free port with data in `workdir`."""
     binary = latch_binary()
@@ -465,7 +474,7 @@ def start_latch(workdir, *extra):
     os.makedirs(data, exist_ok=True)
     return ServerProcess(
         "latch", lambda p: [binary, "--port", str(p), "--dir", data, "--appendonly", "no"]
-        + [str(x) for x in extra], workdir).start()
+        + server_args_from_env() + [str(x) for x in extra], workdir).start()
 
 
 def start_redis(workdir, *extra):

@@ -6,6 +6,8 @@
 set -euo pipefail
 
 build_pkgs=(g++ cmake make pkg-config libuv1-dev libspdlog-dev libxxhash-dev)
+# io_uring for the connection path (issue 28, `io-uring yes`).
+build_pkgs+=(liburing-dev)
 # Scripting (issue 23): Lua 5.1 and the cjson and bit libraries Redis ships,
 # and LZF for FUNCTION DUMP's payload (Redis compresses library code with it).
 build_pkgs+=(liblua5.1-0-dev lua-cjson-dev lua-bitop-dev liblzf-dev)
