@@ -525,6 +525,22 @@ def send_both(latch_port, redis_port, data, nreplies=1):
         p.close()
 
 
+def read_until_closed(sock):
+    """Reads a socket the server is closing until EOF (or a reset); returns
+    how many bytes arrived before it (what the kernel had buffered)."""
+    got = 0
+    try:
+        while True:
+            chunk = sock.recv(1 << 20)
+            if not chunk:
+                break
+            got += len(chunk)
+    except ConnectionResetError:
+        pass
+    sock.close()
+    return got
+
+
 def wait_for(predicate, timeout, interval=0.02):
     """Polls predicate() until it is truthy; returns its last value."""
     deadline = time.monotonic() + timeout

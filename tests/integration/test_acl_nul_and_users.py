@@ -42,6 +42,13 @@ CMDS = [
 ]
 
 
+def differ(mismatches, label, result):
+    """Notes a (latch, redis) pair of replies that differ, under `label`."""
+    got, want = result
+    if got != want:
+        mismatches.append("%s:\n    latch: %r\n    redis: %r" % (label, got, want))
+
+
 @pytest.fixture
 def rv_pair(pair):
     pair.both("ACL", "DELUSER", *NAMES)
@@ -66,12 +73,8 @@ def test_restricted_user_matches_redis(rv_pair, proto, name):
         if rv_pair.latch.cmd("COMMAND", "INFO", cmd[0]) == [None]:
             continue  # a command latch does not have
         compared += 1
-        got, want = u.both(*cmd)
-        if got != want:
-            mismatches.append("%r:\n    latch: %r\n    redis: %r" % (cmd, got, want))
-        got, want = rv_pair.both("ACL", "DRYRUN", name, *cmd)
-        if got != want:
-            mismatches.append("DRYRUN %r:\n    latch: %r\n    redis: %r" % (cmd, got, want))
+        differ(mismatches, repr(cmd), u.both(*cmd))
+        differ(mismatches, "DRYRUN %r" % (cmd,), rv_pair.both("ACL", "DRYRUN", name, *cmd))
     assert not mismatches, "\n".join(mismatches)
     assert compared >= 65, compared
     got, want = rv_pair.both("ACL", "LOG", "200")
@@ -91,16 +94,10 @@ def test_set_get_with_a_nul_needs_read_access(rv_pair, proto):
     mismatches = []
     for cmd in [("SET", "w1", "x", "GET\x00"), ("SET", "w1", "y", "get\x00x"),
                 ("SET", "w1", "z", "GET")]:
-        got, want = u.both(*cmd)
-        if got != want:
-            mismatches.append("%r:\n    latch: %r\n    redis: %r" % (cmd, got, want))
-        got, want = rv_pair.both("ACL", "DRYRUN", "rv33", *cmd)
-        if got != want:
-            mismatches.append("DRYRUN %r:\n    latch: %r\n    redis: %r" % (cmd, got, want))
-        got, want = rv_pair.both("COMMAND", "GETKEYSANDFLAGS", *cmd)
-        if got != want:
-            mismatches.append("GETKEYSANDFLAGS %r:\n    latch: %r\n    redis: %r" %
-                              (cmd, got, want))
+        differ(mismatches, repr(cmd), u.both(*cmd))
+        differ(mismatches, "DRYRUN %r" % (cmd,), rv_pair.both("ACL", "DRYRUN", "rv33", *cmd))
+        differ(mismatches, "GETKEYSANDFLAGS %r" % (cmd,),
+               rv_pair.both("COMMAND", "GETKEYSANDFLAGS", *cmd))
     assert not mismatches, "\n".join(mismatches)
 
 
@@ -118,15 +115,9 @@ def test_sort_store_with_a_nul_needs_write_access(rv_pair, proto):
     for cmd in [("SORT", "k1", "STORE\x00", "secret"), ("SORT", "k1", "store\x00x", "secret"),
                 ("SORT", "k1", "LIMIT\x00", "0", "1", "STORE", "secret"),
                 ("SORT", "k1", "STORE", "secret")]:
-        got, want = u.both(*cmd)
-        if got != want:
-            mismatches.append("%r:\n    latch: %r\n    redis: %r" % (cmd, got, want))
-        got, want = rv_pair.both("ACL", "DRYRUN", "rv33", *cmd)
-        if got != want:
-            mismatches.append("DRYRUN %r:\n    latch: %r\n    redis: %r" % (cmd, got, want))
-    got, want = rv_pair.both("TYPE", "secret")
-    if got != want:
-        mismatches.append("TYPE secret afterwards:\n    latch: %r\n    redis: %r" % (got, want))
+        differ(mismatches, repr(cmd), u.both(*cmd))
+        differ(mismatches, "DRYRUN %r" % (cmd,), rv_pair.both("ACL", "DRYRUN", "rv33", *cmd))
+    differ(mismatches, "TYPE secret afterwards", rv_pair.both("TYPE", "secret"))
     assert not mismatches, "\n".join(mismatches)
 
 
@@ -141,10 +132,6 @@ def test_sort_ro_has_no_store_key(rv_pair, proto):
     mismatches = []
     for cmd in [("SORT_RO", "k1", "STORE", "secret"), ("SORT_RO", "k1", "LIMIT", "0", "1",
                                                       "STORE", "other")]:
-        got, want = u.both(*cmd)
-        if got != want:
-            mismatches.append("%r:\n    latch: %r\n    redis: %r" % (cmd, got, want))
-        got, want = rv_pair.both("ACL", "DRYRUN", "rv33", *cmd)
-        if got != want:
-            mismatches.append("DRYRUN %r:\n    latch: %r\n    redis: %r" % (cmd, got, want))
+        differ(mismatches, repr(cmd), u.both(*cmd))
+        differ(mismatches, "DRYRUN %r" % (cmd,), rv_pair.both("ACL", "DRYRUN", "rv33", *cmd))
     assert not mismatches, "\n".join(mismatches)

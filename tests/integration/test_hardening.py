@@ -610,16 +610,7 @@ def test_output_buffer_limit_cuts_off_a_client_that_never_reads(start):
     # The hog's connection was closed by the server: after whatever the
     # kernel buffered, it reads EOF (or a reset).
     hog.settimeout(10)
-    got = 0
-    try:
-        while True:
-            chunk = hog.recv(1 << 20)
-            if not chunk:
-                break
-            got += len(chunk)
-    except ConnectionResetError:
-        pass
-    hog.close()
+    got = lt.read_until_closed(hog)
     grown_mb = (peak - rss0) / 1024.0
     print("\noutput limit: hog cut off after %.1f MB delivered; server RSS %d MB -> peak %d MB "
           "(+%.0f MB, limit 32 MB); others %s; without hog: %s"

@@ -50,26 +50,18 @@ TEST(ReplaySizing, AnEstimateTooHighShrinksAtOnceWhenTheLoadEnds) {
   for (int i = 0; i < 100; ++i) ASSERT_NE(ks.Peek("k" + std::to_string(i)), nullptr) << i;
 }
 
-// The whole path: a log of distinct keys larger than the sample is
-// replayed into a table of the size those keys need, with every key there,
-// having rehashed only the keys of the sample (growing key by key would
-// have moved 131,071 entries on the way to 131,072 buckets).
-TEST(ReplaySizing, ReplayOfALogSizesTheTableForAllOfIt) {
+// Writes `log` to a file and replays it into `store` to the end, as the
+// server does at start-up (Replay::Step until done).
+void ReplaySizingReplay(const aof::Batch& log, Store* store) {
   char path[] = "/tmp/latch-replay-sizing-XXXXXX";
   const int fd = ::mkstemp(path);
   ASSERT_GE(fd, 0);
-  constexpr int kKeys = 100000;  // ~24 MB of log: the sample holds ~17,000 keys
-  aof::Batch log;
-  for (int i = 0; i < kKeys; ++i) log.Set("lock:" + std::to_string(i), std::string(200, 'v'), 0);
   ASSERT_EQ(::write(fd, log.bytes().data(), log.bytes().size()),
             static_cast<ssize_t>(log.bytes().size()));
   ::close(fd);
-  ASSERT_GT(log.bytes().size(), 2 * Replay::kSizingSample);
-
   Config config;
   config.appendfilename = path;
-  Store store("this-boot");
-  Replay replay(config, store);
+  Replay replay(config, *store);
   ASSERT_FALSE(replay.Open().has_value());
   ReplayClock clock;
   clock.clock_id = "this-boot";
@@ -78,6 +70,20 @@ TEST(ReplaySizing, ReplayOfALogSizesTheTableForAllOfIt) {
   }
   ::unlink(path);
   ASSERT_EQ(state, Replay::State::kDone) << replay.error();
+}
+
+// The whole path: a log of distinct keys larger than the sample is
+// replayed into a table of the size those keys need, with every key there,
+// having rehashed only the keys of the sample (growing key by key would
+// have moved 131,071 entries on the way to 131,072 buckets).
+TEST(ReplaySizing, ReplayOfALogSizesTheTableForAllOfIt) {
+  constexpr int kKeys = 100000;  // ~24 MB of log: the sample holds ~17,000 keys
+  aof::Batch log;
+  for (int i = 0; i < kKeys; ++i) log.Set("lock:" + std::to_string(i), std::string(200, 'v'), 0);
+  ASSERT_GT(log.bytes().size(), 2 * Replay::kSizingSample);
+  Store store("this-boot");
+  ReplaySizingReplay(log, &store);
+  if (HasFatalFailure()) return;
   EXPECT_EQ(store.keyspace().size(), static_cast<size_t>(kKeys));
   // 100,000 keys: 131,072 buckets, as growing key by key would also end.
   EXPECT_EQ(store.keyspace().table_bytes(), 131072 * kBucket);
@@ -89,9 +95,6 @@ TEST(ReplaySizing, ReplayOfALogSizesTheTableForAllOfIt) {
 // longer than the sample: the estimate is high), and the replay ends with
 // the table its keys need, not the estimate's.
 TEST(ReplaySizing, AChurnLogEndsWithTheTableItsKeysNeed) {
-  char path[] = "/tmp/latch-replay-churn-XXXXXX";
-  const int fd = ::mkstemp(path);
-  ASSERT_GE(fd, 0);
   constexpr int kKeys = 20000;  // ~4.6 MB a pass, twelve passes
   aof::Batch log;
   for (int round = 0; round < 12; ++round) {
@@ -99,21 +102,9 @@ TEST(ReplaySizing, AChurnLogEndsWithTheTableItsKeysNeed) {
       log.Set("lock:" + std::to_string(i), std::string(200, 'v'), 0);
     }
   }
-  ASSERT_EQ(::write(fd, log.bytes().data(), log.bytes().size()),
-            static_cast<ssize_t>(log.bytes().size()));
-  ::close(fd);
-  Config config;
-  config.appendfilename = path;
   Store store("this-boot");
-  Replay replay(config, store);
-  ASSERT_FALSE(replay.Open().has_value());
-  ReplayClock clock;
-  clock.clock_id = "this-boot";
-  Replay::State state;
-  while ((state = replay.Step(clock, 1'000'000)) == Replay::State::kMore) {
-  }
-  ::unlink(path);
-  ASSERT_EQ(state, Replay::State::kDone) << replay.error();
+  ReplaySizingReplay(log, &store);
+  if (HasFatalFailure()) return;
   ASSERT_EQ(store.keyspace().size(), static_cast<size_t>(kKeys));
   // Growing key by key: 32,768 buckets for 20,000 keys.
   EXPECT_EQ(store.keyspace().table_bytes(), 32768 * kBucket);
