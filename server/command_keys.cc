@@ -123,7 +123,7 @@ std::vector<std::string> KeyFlagsFor(const CommandSpec& cmd, const KeySpec& spec
   std::vector<std::string> declared = spec.flags;
   if (std::find(declared.begin(), declared.end(), "variable_flags") != declared.end()) {
     std::erase(declared, std::string("variable_flags"));
-    if (cmd.fullname == "set") {
+    if (cmd.acl_special == CommandSpec::AclSpecial::kSet) {
       const bool get = SetReadsOldValue(argv);
       declared = get ? std::vector<std::string>{"RW", "access", "update"}
                      : std::vector<std::string>{"OW", "update"};

@@ -342,7 +342,7 @@ void Keyspace::MaybeResize() {
   tables_[1].buckets.assign(target, nullptr);
   rehash_index_ = 0;
   if (bulk_load_) {
-    while (rehashing()) RehashSome(1 << 16);
+    FinishRehash();
   }
 }
 
@@ -378,24 +378,28 @@ void Keyspace::RehashSome(int buckets) {
   }
 }
 
+void Keyspace::FinishRehash() {
+  while (rehashing()) RehashSome(1 << 16);
+}
+
 void Keyspace::set_bulk_load(bool on) {
   if (on || !bulk_load_) {
     bulk_load_ = on;
     return;
   }
   bulk_load_ = false;
-  while (rehashing()) RehashSome(1 << 16);
+  FinishRehash();
   // The size growing key by key would have reached (it doubles when full).
   const size_t right =
       size_ == 0 ? kInitialBuckets : std::max(kInitialBuckets, std::bit_floor(size_) * 2);
   if (tables_[0].buckets.size() <= right) return;
   tables_[1].buckets.assign(right, nullptr);
   rehash_index_ = 0;
-  while (rehashing()) RehashSome(1 << 16);
+  FinishRehash();
 }
 
 void Keyspace::Reserve(size_t keys) {
-  while (rehashing()) RehashSome(1 << 16);
+  FinishRehash();
   // The power of two that holds `keys` (an estimate) with the table at most
   // full, less 1/16 of slack: an estimate a little high must not make the
   // table twice too large for good; if more keys come, it grows as usual.
@@ -404,7 +408,7 @@ void Keyspace::Reserve(size_t keys) {
   if (target <= tables_[0].buckets.size()) return;
   tables_[1].buckets.assign(target, nullptr);
   rehash_index_ = 0;
-  while (rehashing()) RehashSome(1 << 16);
+  FinishRehash();
 }
 
 bool Keyspace::RehashStep(int buckets) {

@@ -312,6 +312,8 @@ class Keyspace {
   void AddToTtlIndex(Entry* e);
   void ExpireEntry(Entry** slot);
   void MaybeResize();
+  // Moves every bucket of an ongoing rehash now (loading: no client waits).
+  void FinishRehash();
   void RehashSome(int buckets);
   bool rehashing() const { return !tables_[1].buckets.empty(); }
 
