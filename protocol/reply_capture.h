@@ -42,7 +42,12 @@ class ReplyCapture final : public ReplySink {
   size_t Mark() const override { return done_ ? 1 : 0; }
   void RewindTo(size_t mark) override {
     if (mark == 0) {
-      root_ = Reply{};
+      // Reset in place: a script's calls reuse one capture, and the root's
+      // string and element buffers serve the next reply as they are.
+      root_.type = Reply::Type::kNull;
+      root_.str.clear();
+      root_.integer = 0;
+      root_.elements.clear();
       done_ = false;
       stack_.clear();
     }

@@ -107,8 +107,40 @@ RequestParser::Result RequestParser::ParseInline(std::string_view in) {
   return Complete(in, nl_at + 1);
 }
 
+bool RequestParser::ParseWhole(std::string_view in, const ParseLimits& limits) {
+  // Pipelined requests arrive whole nearly always: the arguments go straight
+  // into args_, with no progress kept between bulks and no spans to copy.
+  // Whatever this path does not take (an empty or long length, a limit
+  // reached, a byte out of place, a request cut short) is left to the
+  // general path, which words the errors.
+  size_t cr;
+  const int64_t count = FastLength(in, 1, &cr);
+  if (count <= 0 || count > 1024) return false;
+  if (limits.unauthenticated && count > kUnauthMaxElements) return false;
+  if (limits.strict && in[cr + 1] != '\n') return false;
+  size_t pos = cr + 2;
+  args_.clear();
+  for (int64_t k = 0; k < count; ++k) {
+    if (pos >= in.size() || in[pos] != '$') return false;
+    const int64_t len = FastLength(in, pos + 1, &cr);
+    if (len < 0 || len > limits.max_bulk_len) return false;
+    if (limits.unauthenticated && len > kUnauthMaxBulkLen) return false;
+    if (limits.strict && in[cr + 1] != '\n') return false;
+    pos = cr + 2;
+    const auto n = static_cast<size_t>(len);
+    if (in.size() - pos < n + 2) return false;
+    if (limits.strict && (in[pos + n] != '\r' || in[pos + n + 1] != '\n')) return false;
+    args_.emplace_back(in.data() + pos, n);
+    pos += n + 2;
+  }
+  consumed_ = pos;
+  Reset();
+  return true;
+}
+
 RequestParser::Result RequestParser::ParseMultibulk(std::string_view in,
                                                     const ParseLimits& limits) {
+  if (elements_left_ == 0 && ParseWhole(in, limits)) return Result::kRequest;
   // Finds the "\r" ending a length line that starts at `from`. Like Redis, the
   // byte after '\r' is taken to be '\n' without being checked; it only has to
   // have arrived. Returns npos while the line is incomplete.

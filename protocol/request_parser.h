@@ -70,6 +70,10 @@ class RequestParser {
  private:
   Result ParseInline(std::string_view in);
   Result ParseMultibulk(std::string_view in, const ParseLimits& limits);
+  // The common case in one pass: a whole request already in `in`, every
+  // length in its usual form. False, with nothing consumed, for anything
+  // else: ParseMultibulk's general path then reads it, step by step.
+  bool ParseWhole(std::string_view in, const ParseLimits& limits);
   Result Fail(std::string text);
   Result Complete(std::string_view in, size_t end);
 

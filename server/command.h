@@ -139,9 +139,24 @@ class CommandRunner {
     bool ran = false;                  // the handler ran (or the command was queued)
     bool lease_refused = false;        // the grant operation refused a lease
   };
+  // `literal_name`: argv[0] is a string literal (a known lock script's
+  // redis.call("get", …)), so the gate may remember its lookup by address.
   virtual Result Execute(Session& session, std::span<const std::string_view> argv,
                          const TimeSnapshot& now, resp::ReplySink& reply,
-                         Origin origin = Origin::kClient) = 0;
+                         Origin origin = Origin::kClient, bool literal_name = false) = 0;
+
+  // The known lock scripts' fast path (scripting/runner.h, ScriptRun's
+  // Direct calls): a script's call of the command named by the literal
+  // `name` with `argc` arguments that the gate would pass unchanged for
+  // `session` — a user who may run every command on every key, a writable
+  // log, no MONITOR to show the call to, not a write from a read-only
+  // script, a command allowed in scripts with that many arguments — may be
+  // carried out by the script itself. Returns the command, or nullptr: the
+  // call then goes through Execute.
+  virtual const CommandSpec* Trusted(Session& session, const char* name, int argc,
+                                     Origin origin) = 0;
+  // Accounts such a call as Execute would have: its calls and duration.
+  virtual void AccountTrusted(const CommandSpec& cmd) = 0;
 
  protected:
   ~CommandRunner() = default;
@@ -207,7 +222,12 @@ struct CommandContext {
   // Runs `args` through the gate on behalf of this command (EXEC's queue, a
   // script's redis.call), replying to `out`.
   CommandRunner::Result Call(std::span<const std::string_view> args, resp::ReplySink& out,
-                             CommandRunner::Origin origin);
+                             CommandRunner::Origin origin, bool literal_name = false);
+  // The known scripts' fast path (CommandRunner::Trusted, AccountTrusted).
+  const CommandSpec* Trusted(const char* name, int argc, CommandRunner::Origin origin) {
+    return runner_.Trusted(session, name, argc, origin);
+  }
+  void AccountTrusted(const CommandSpec& c) { runner_.AccountTrusted(c); }
   // A keyspace notification (pubsub.h) about `key` in the session's
   // database: the event as Redis names it ("set", "del", "expire"…) in its
   // class (kNotifyString…). One branch while the class is off.

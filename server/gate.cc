@@ -74,8 +74,9 @@ TestBenchControl& CommandContext::bench() {
 }
 
 CommandRunner::Result CommandContext::Call(std::span<const std::string_view> args,
-                                           resp::ReplySink& out, CommandRunner::Origin origin) {
-  return runner_.Execute(session, args, now, out, origin);
+                                           resp::ReplySink& out, CommandRunner::Origin origin,
+                                           bool literal_name) {
+  return runner_.Execute(session, args, now, out, origin, literal_name);
 }
 
 const std::string& CommandContext::name() const {
@@ -95,17 +96,23 @@ void Gate::Configure(const Config& config) {
   timing_ = slowlog_slower_than_us_ >= 0 || latency_threshold_ms_ > 0 || latency_tracking_;
 }
 
-void Gate::Account(const CommandContext& ctx, bool failed, int64_t duration_us, bool from_script) {
-  const CommandSpec& cmd = ctx.cmd;
+CommandStats& Gate::CountCall(const CommandSpec& cmd, bool failed, int64_t duration_us) {
   CommandStats& cs = stats_->command(cmd.index);
   ++cs.calls;
   if (failed) ++cs.failed_calls;
-  if (!timing_) return;
+  if (!timing_) return cs;
   cs.usec += static_cast<uint64_t>(duration_us);
   if (latency_tracking_) {
     if (!cs.histogram) cs.histogram = std::make_unique<LatencyHistogram>();
     cs.histogram->Record(duration_us * 1000);
   }
+  return cs;
+}
+
+void Gate::Account(const CommandContext& ctx, bool failed, int64_t duration_us, bool from_script) {
+  const CommandSpec& cmd = ctx.cmd;
+  CountCall(cmd, failed, duration_us);
+  if (!timing_) return;
   // A script's calls are part of the script's own entry, as in Redis.
   if (from_script) return;
   const int64_t now_s = ctx.now.wall_ms / 1000;
@@ -331,12 +338,15 @@ Gate::Result Gate::Reject(Session& session, const CommandSpec* cmd, std::string_
 }
 
 Gate::Result Gate::Execute(Session& session, std::span<const std::string_view> argv,
-                           const TimeSnapshot& now, resp::ReplySink& reply, Origin origin) {
+                           const TimeSnapshot& now, resp::ReplySink& reply, Origin origin,
+                           bool literal_name) {
   // 1. The command (and subcommand).
-  std::string error;
-  const CommandSpec* cmd =
-      Lookup(argv, origin == Origin::kScript || origin == Origin::kScriptReadOnly, &error);
-  if (cmd == nullptr) return Reject(session, nullptr, error, reply, origin);
+  const CommandSpec* cmd = literal_name ? FindLiteral(argv[0]) : nullptr;
+  if (cmd == nullptr) {
+    std::string error;
+    cmd = Lookup(argv, origin == Origin::kScript || origin == Origin::kScriptReadOnly, &error);
+    if (cmd == nullptr) return Reject(session, nullptr, error, reply, origin);
+  }
   // 2–5, 7: arity, authentication, MISCONF, LOADING, read-only scripts.
   if (auto refusal = Check(*cmd, session, argv, origin, now)) {
     return Reject(session, cmd, *refusal, reply, origin);
@@ -353,6 +363,48 @@ Gate::Result Gate::Execute(Session& session, std::span<const std::string_view> a
   // 8. The handler.
   result.lease_refused = Run(*cmd, session, argv, now, reply, origin);
   return result;
+}
+
+const CommandSpec* Gate::FindLiteral(std::string_view name) {
+  // Direct-mapped by the literal's address; a command with subcommands is
+  // looked up in full each time (its spec depends on argv[1]).
+  const auto address = reinterpret_cast<uintptr_t>(name.data());
+  LiteralEntry& slot = literal_cache_[(address >> 3) % literal_cache_.size()];
+  if (slot.name == name.data() && slot.size == name.size()) return slot.cmd;
+  const CommandSpec* cmd = registry_.Find(name);
+  if (cmd == nullptr || !cmd->subcommands.empty()) return nullptr;
+  slot = {name.data(), name.size(), cmd};
+  return cmd;
+}
+
+const CommandSpec* Gate::Trusted(Session& session, const char* name, int argc, Origin origin) {
+  // What Execute would check for this call, settled once: anything that
+  // could refuse it, word it differently or show it elsewhere sends it
+  // through Execute instead.
+  if (origin != Origin::kScript && origin != Origin::kScriptReadOnly) return nullptr;
+  if (on_executed_ || loading_) return nullptr;  // MONITOR shows every call
+  if (users_ != nullptr && !users_->Of(session).unrestricted_cache) return nullptr;
+  const CommandSpec* cmd = FindLiteral(name);
+  if (cmd == nullptr) return nullptr;
+  if ((cmd->arity > 0 && cmd->arity != argc) || argc < -cmd->arity) return nullptr;
+  if (cmd->has(kCmdNoScript)) return nullptr;
+  if (cmd->has(kCmdWrite)) {
+    if (origin == Origin::kScriptReadOnly) return nullptr;
+    if (log_ != nullptr && !log_->write_ok()) return nullptr;  // MISCONF
+  }
+  return cmd;
+}
+
+void Gate::AccountTrusted(const CommandSpec& cmd) {
+  // As Run accounts a script's call: one reading of the clock, the time
+  // since the previous one.
+  int64_t duration_us = 0;
+  if (timing_) {
+    const int64_t end_us = clock_->MonoUs();
+    duration_us = std::max<int64_t>(end_us - mark_us_, 0);
+    mark_us_ = end_us;
+  }
+  CountCall(cmd, /*failed=*/false, duration_us);
 }
 
 bool Gate::Run(const CommandSpec& cmd, Session& session, std::span<const std::string_view> argv,

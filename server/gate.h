@@ -35,6 +35,7 @@
 // includes parsing the request, a few hundred nanoseconds at most.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -60,6 +61,7 @@ class Session;
 class Slowlog;
 class Store;
 struct Stats;
+struct CommandStats;
 namespace aof {
 class Writer;
 }
@@ -89,7 +91,10 @@ class Gate final : public CommandRunner {
         control_(control) {}
 
   Result Execute(Session& session, std::span<const std::string_view> argv, const TimeSnapshot& now,
-                 resp::ReplySink& reply, Origin origin = Origin::kClient) override;
+                 resp::ReplySink& reply, Origin origin = Origin::kClient,
+                 bool literal_name = false) override;
+  const CommandSpec* Trusted(Session& session, const char* name, int argc, Origin origin) override;
+  void AccountTrusted(const CommandSpec& cmd) override;
 
   // The server's state the checks need.
   void set_loading(bool loading) { loading_ = loading; }
@@ -135,6 +140,16 @@ class Gate final : public CommandRunner {
   std::function<bool()> memory_guard_;
   bool memory_limited_ = false;  // maxmemory > 0 (Configure)
   uint64_t nested_errors_ = 0;
+  // The commands known scripts call, by the address of the literal that
+  // names them ("get", "del", "pexpire"…): a literal's address and bytes
+  // never change, so the lookup is done once per call site, not per call.
+  // Direct-mapped; only commands without subcommands are kept.
+  struct LiteralEntry {
+    const char* name = nullptr;
+    size_t size = 0;
+    const CommandSpec* cmd = nullptr;
+  };
+  std::array<LiteralEntry, 32> literal_cache_{};
 
   // Execute's steps. Lookup: the command or subcommand (else *error);
   // Check: whether it may run now (else the refusal); Reject: the refusal's
@@ -156,6 +171,10 @@ class Gate final : public CommandRunner {
   // After a command ran for `duration_us`: its statistics, the slow log, the
   // latency monitor.
   void Account(const CommandContext& ctx, bool failed, int64_t duration_us, bool from_script);
+  // Its part for the command's own statistics (calls, time, histogram).
+  CommandStats& CountCall(const CommandSpec& cmd, bool failed, int64_t duration_us);
+  // The command a literal names (the cache below), or nullptr.
+  const CommandSpec* FindLiteral(std::string_view name);
 
   // The server's parts the accounting uses, looked up once (Configure):
   // they live as long as the server.

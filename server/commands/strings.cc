@@ -448,8 +448,12 @@ void Del(CommandContext& ctx) {
 void Exists(CommandContext& ctx) {
   int64_t count = 0;
   for (size_t i = 1; i < ctx.argv.size(); ++i) {
-    // Not an access to the key (OBJECT IDLETIME), as Redis.
-    if (ctx.store.Find(ctx.argv[i], ctx.now, /*touch=*/false) != nullptr) {
+    // Not an access to the key (OBJECT IDLETIME), but a read all the same:
+    // keyspace hits and misses, and "keymiss" (Redis's LOOKUP_NOTOUCH).
+    const bool found = ctx.store.Find(ctx.argv[i], ctx.now, /*touch=*/false) != nullptr;
+    ++(found ? ctx.stats.keyspace_hits : ctx.stats.keyspace_misses);
+    if (!found) ctx.Notify(kNotifyKeyMiss, "keymiss", ctx.argv[i]);
+    if (found) {
       ++count;
     } else if (ctx.in_script && ctx.TakenForAcquire(ctx.argv[i])) {
       // Inside a script a key that clients wait for is taken: an acquire

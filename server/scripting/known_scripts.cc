@@ -87,11 +87,18 @@ void ExtendAllKeys(ScriptRun& s, size_t value, size_t ttl, int get_line, int set
 void UnlockAllKeys(ScriptRun& s, size_t value, int get_line) {
   int64_t count = 0;
   for (size_t i = 1; i <= s.NumKeys(); ++i) {
-    auto r = s.Call(get_line, {"get", s.Key(i)});
-    if (!r) return;
-    if (LuaEquals(*r, s.Arg(value))) {
+    bool held;
+    std::optional<std::string_view> current;
+    if (s.DirectGet("get", i, &current)) {  // (the fast path: runner.h)
+      held = current && s.Arg(value) && *current == *s.Arg(value);
+    } else {
+      auto r = s.Call(get_line, {"get", s.Key(i)});
+      if (!r) return;
+      held = LuaEquals(*r, s.Arg(value));
+    }
+    if (held) {
       // pcall: a failure (a read-only EVAL_RO) is ignored and still counted.
-      if (!s.PCall({"del", s.Key(i)})) return;
+      if (!s.DirectDel("del", i) && !s.PCall({"del", s.Key(i)})) return;
       ++count;
     }
   }
@@ -134,9 +141,16 @@ void SesameRelease(ScriptRun& s) {
 //   if redis.call(get, KEYS[1]) == ARGV[1] then … else return 0 end
 // Returns false after replying (0, or the GET's error).
 bool HeldByArg1(ScriptRun& s, int get_line, const char* get) {
-  auto r = s.Call(get_line, {get, s.Key(1)});
-  if (!r) return false;
-  if (!LuaEquals(*r, s.Arg(1))) {
+  bool held;
+  std::optional<std::string_view> value;
+  if (s.DirectGet(get, 1, &value)) {  // (the fast path: runner.h)
+    held = value && s.Arg(1) && *value == *s.Arg(1);
+  } else {
+    auto r = s.Call(get_line, {get, s.Key(1)});
+    if (!r) return false;
+    held = LuaEquals(*r, s.Arg(1));
+  }
+  if (!held) {
     s.reply().Int(0);
     return false;
   }
@@ -150,6 +164,10 @@ bool HeldByArg1(ScriptRun& s, int get_line, const char* get) {
 //   return 0
 void DeleteIfEqual(ScriptRun& s, int get_line, const char* get, int del_line, const char* del) {
   if (!HeldByArg1(s, get_line, get)) return;
+  if (s.DirectDel(del, 1)) {
+    s.reply().Int(1);
+    return;
+  }
   auto deleted = s.Call(del_line, {del, s.Key(1)});
   if (deleted) s.reply().Int(deleted->integer);
 }
@@ -255,10 +273,12 @@ void UniversalInspect(ScriptRun& s) {
     s.reply().Null();
     return;
   }
+  // (A call's reply lasts until the next call: the value is kept first.)
+  const std::string held = value->str;
   auto ttl = s.Call(6, {"PTTL", s.Key(1)});
   if (!ttl) return;
   s.reply().Array(2);
-  s.reply().Bulk(value->str);
+  s.reply().Bulk(held);
   s.reply().Int(ttl->integer);
 }
 
@@ -273,7 +293,7 @@ bool PyOwnsLock(ScriptRun& s) {
 // LUA_RELEASE_SCRIPT: redis.call('del', KEYS[1]); return 1
 void PyRelease(ScriptRun& s) {
   if (!PyOwnsLock(s)) return;
-  if (s.Call(6, {"del", s.Key(1)})) s.reply().Int(1);
+  if (s.DirectDel("del", 1) || s.Call(6, {"del", s.Key(1)})) s.reply().Int(1);
 }
 
 // LUA_EXTEND_SCRIPT: ARGV[2] milliseconds, ARGV[3] "0" to add them to the

@@ -41,12 +41,16 @@ inline std::optional<double> LuaToNumber(Str s) {
 // integers").
 class LuaArg {
  public:
-  LuaArg(const char* s) : kind_(Kind::kString), str_(s) {}
+  // (A literal: the command names of the known scripts' calls.)
+  LuaArg(const char* s) : kind_(Kind::kString), str_(s), literal_(true) {}
   LuaArg(std::string_view s) : kind_(Kind::kString), str_(s) {}
   LuaArg(Str s) : kind_(s ? Kind::kString : Kind::kNil), str_(s.value_or("")) {}
   LuaArg(std::optional<double> n) : kind_(n ? Kind::kNumber : Kind::kNil), num_(n.value_or(0)) {}
 
   bool nil() const { return kind_ == Kind::kNil; }
+  // Made from a `const char*`: in the known scripts always a string
+  // literal, whose address the gate may cache a lookup by.
+  bool literal() const { return literal_; }
   // The bytes Redis passes to the command: a number is printed with
   // "%.17g", as Redis 7.0 does (so 1000 → "1000", 1e20 → "1e+20").
   // A number is printed into `storage` (the longest, "-1.2345678901234567e-308",
@@ -62,6 +66,7 @@ class LuaArg {
   Kind kind_;
   std::string_view str_;
   double num_ = 0;
+  bool literal_ = false;
 };
 
 // Lua's `reply == s` where `reply` is what redis.call("GET") returned (a

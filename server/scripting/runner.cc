@@ -3,17 +3,21 @@
 #include <string>
 
 #include "server/grant.h"
+#include "server/pubsub.h"
 #include "server/scripting/known_scripts.h"
 #include "server/session.h"
+#include "server/stats.h"
+#include "server/store.h"
 
 namespace latch::scripting {
 
-resp::Reply* ScriptClient::Call(std::span<const std::string_view> argv) {
+resp::Reply* ScriptClient::Call(std::span<const std::string_view> argv, bool literal_name) {
   capture_.RewindTo(0);
   capture_.SetProtocol(resp_);
   CommandRunner::Result r = ctx_.Call(
       argv, capture_,
-      read_only_ ? CommandRunner::Origin::kScriptReadOnly : CommandRunner::Origin::kScript);
+      read_only_ ? CommandRunner::Origin::kScriptReadOnly : CommandRunner::Origin::kScript,
+      literal_name);
   if (r.ran && r.cmd != nullptr && r.cmd->has(kCmdWrite)) wrote_ = true;
   if (r.lease_refused) {
     refusal_ = capture_.reply().str;
@@ -34,12 +38,11 @@ void ScriptRun::RuntimeError(int line, std::string_view message) {
                 Suffix(line));
 }
 
-bool ScriptRun::Invoke(std::initializer_list<LuaArg> args, resp::Reply* out) {
-  auto fail = [&](std::string text) {
-    *out = resp::Reply{};
-    out->type = resp::Reply::Type::kError;
-    out->str = std::move(text);
-    return true;
+const resp::Reply* ScriptRun::Invoke(std::initializer_list<LuaArg> args) {
+  auto fail = [&](std::string_view text) {
+    error_.type = resp::Reply::Type::kError;
+    error_.str = text;
+    return &error_;
   };
   char storage[8][32];  // numbers, printed (nothing built for strings)
   std::string_view argv[8];
@@ -50,13 +53,53 @@ bool ScriptRun::Invoke(std::initializer_list<LuaArg> args, resp::Reply* out) {
     argv[argc] = a.Bytes(storage[argc]);
     ++argc;
   }
-  resp::Reply* r = client_.Call(std::span<const std::string_view>(argv, argc));
+  resp::Reply* r =
+      client_.Call(std::span<const std::string_view>(argv, argc), args.begin()->literal());
   if (r == nullptr) {
     // Refused as a whole, exactly as when sent alone.
     reply().Error(client_.refusal());
-    return false;
+    return nullptr;
   }
-  *out = std::move(*r);  // (the capture is rewound by the next call)
+  return r;
+}
+
+bool ScriptRun::DirectGet(const char* get, size_t i, std::optional<std::string_view>* value) {
+  const Str key = Key(i);
+  if (!key) return false;  // (Call answers the nil argument)
+  CommandContext& ctx = client_.ctx();
+  const CommandRunner::Origin origin =
+      client_.read_only() ? CommandRunner::Origin::kScriptReadOnly : CommandRunner::Origin::kScript;
+  const CommandSpec* cmd = ctx.Trusted(get, 2, origin);
+  if (cmd == nullptr) return false;
+  // GET's handler (commands/strings.cc): a read of a string (FindTyped).
+  ctx.store.Select(ctx.session.db);
+  const Keyspace::Entry* e = ctx.store.Find(*key, ctx.now);
+  if (e != nullptr && !e->is_string()) return false;  // WRONGTYPE: Call says it
+  ++(e != nullptr ? ctx.stats.keyspace_hits : ctx.stats.keyspace_misses);
+  if (e == nullptr) {
+    ctx.Notify(kNotifyKeyMiss, "keymiss", *key);
+    value->reset();
+  } else {
+    *value = e->value();
+  }
+  ctx.AccountTrusted(*cmd);
+  return true;
+}
+
+bool ScriptRun::DirectDel(const char* del, size_t i) {
+  const Str key = Key(i);
+  if (!key) return false;
+  CommandContext& ctx = client_.ctx();
+  const CommandRunner::Origin origin =
+      client_.read_only() ? CommandRunner::Origin::kScriptReadOnly : CommandRunner::Origin::kScript;
+  const CommandSpec* cmd = ctx.Trusted(del, 2, origin);
+  if (cmd == nullptr) return false;
+  // DEL's handler for one key DirectGet just found (commands/strings.cc).
+  ctx.store.Select(ctx.session.db);
+  ctx.store.Delete(*key);
+  ctx.Notify(kNotifyGeneric, "del", *key);
+  client_.set_wrote();
+  ctx.AccountTrusted(*cmd);
   return true;
 }
 
@@ -65,19 +108,18 @@ bool ScriptRun::Queued(size_t i) const {
   return key && client_.ctx().grants.Queued(client_.ctx().session.db, *key);
 }
 
-std::optional<resp::Reply> ScriptRun::Call(int line, std::initializer_list<LuaArg> argv) {
-  resp::Reply r;
-  if (!Invoke(argv, &r)) return std::nullopt;  // already replied (quarantine)
-  if (r.is_error()) {
-    reply().Error(r.str + Suffix(line));
-    return std::nullopt;
+const resp::Reply* ScriptRun::Call(int line, std::initializer_list<LuaArg> argv) {
+  const resp::Reply* r = Invoke(argv);
+  if (r == nullptr) return nullptr;  // already replied (quarantine)
+  if (r->is_error()) {
+    reply().Error(r->str + Suffix(line));
+    return nullptr;
   }
   return r;
 }
 
 bool ScriptRun::PCall(std::initializer_list<LuaArg> argv) {
-  resp::Reply r;
-  return Invoke(argv, &r);
+  return Invoke(argv) != nullptr;
 }
 
 }  // namespace latch::scripting

@@ -50,7 +50,8 @@ class ScriptClient {
   // gate refused it), or nullptr when the lease policy refused it: the
   // script must end, with refusal() as its reply. The reply is the
   // client's until the next call: a caller may move it out.
-  resp::Reply* Call(std::span<const std::string_view> argv);
+  // `literal_name`: argv[0] is a string literal (the gate caches its lookup).
+  resp::Reply* Call(std::span<const std::string_view> argv, bool literal_name = false);
 
   // redis.setresp: the protocol replies are captured in (2 or 3).
   int resp() const { return resp_; }
@@ -58,6 +59,7 @@ class ScriptClient {
   // Whether a write command ran (Redis's SCRIPT_WRITE_DIRTY: the script can
   // no longer be killed).
   bool wrote() const { return wrote_; }
+  void set_wrote() { wrote_ = true; }
   const std::string& refusal() const { return refusal_; }
   bool read_only() const { return read_only_; }
   CommandContext& ctx() { return ctx_; }
@@ -95,11 +97,12 @@ class ScriptRun {
   // key from its first waiter.
   bool Queued(size_t i) const;
 
-  // redis.call(...) at `line`: the command's reply. On an error the script
-  // ends there: the error (with the script suffix) becomes the reply and
-  // nullopt is returned; whatever the script changed before stays changed,
-  // as in Redis.
-  std::optional<resp::Reply> Call(int line, std::initializer_list<LuaArg> argv);
+  // redis.call(...) at `line`: the command's reply, valid until the next
+  // call (it lives in the client's capture: nothing is copied or freed per
+  // call). On an error the script ends there: the error (with the script
+  // suffix) becomes the reply and nullptr is returned; whatever the script
+  // changed before stays changed, as in Redis.
+  const resp::Reply* Call(int line, std::initializer_list<LuaArg> argv);
 
   // redis.pcall(...): like Call, but an error is returned to the script
   // instead of ending it (the scripts here ignore it). Returns false only if
@@ -109,19 +112,36 @@ class ScriptRun {
   // A Lua runtime error at `line` ("attempt to compare number with nil").
   void RuntimeError(int line, std::string_view message);
 
+  // The fast path. A call the gate would pass unchanged (CommandRunner::
+  // Trusted: a user who may run everything, a writable log, no MONITOR…)
+  // is carried out here with the same effects as its handler — keyspace
+  // hits and misses, notifications, the log, the command's statistics —
+  // without re-entering the gate, looking the command up or capturing its
+  // reply. Each returns false, having done nothing, when it cannot be
+  // taken: the script then makes the same call with Call().
+  //
+  // GET KEYS[i] (`get` as the script spells it): true with *value the
+  // string, or nullopt for a missing key. A key of another type is left to
+  // Call, which words the WRONGTYPE error.
+  bool DirectGet(const char* get, size_t i, std::optional<std::string_view>* value);
+  // DEL KEYS[i] right after DirectGet found it (nothing ran between, so it
+  // is still there): deletes it, as DEL's handler does.
+  bool DirectDel(const char* del, size_t i);
+
   // The script's return value.
   resp::ReplySink& reply() { return client_.ctx().reply; }
 
  private:
   std::string Suffix(int line) const;
-  // Runs one command for the script. Sets *out to its reply (or an error
-  // Reply). Returns false after replying to the client directly.
-  bool Invoke(std::initializer_list<LuaArg> args, resp::Reply* out);
+  // Runs one command for the script: its reply (or an error Reply), valid
+  // until the next call; nullptr after replying to the client directly.
+  const resp::Reply* Invoke(std::initializer_list<LuaArg> args);
 
   const KnownScript& script_;
   ScriptClient& client_;
   std::span<const std::string_view> keys_;
   std::span<const std::string_view> args_;
+  resp::Reply error_;  // Invoke's own refusals (a nil argument…)
 };
 
 }  // namespace latch::scripting
