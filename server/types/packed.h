@@ -109,11 +109,13 @@ class PackedList {
   }
 
   // One malloc'd buffer (no capacity of its own: the allocator's usable
-  // size is the capacity), the bytes in use, the elements: 24 bytes where a
-  // std::string and a count were 40, and no doubling.
+  // size is the capacity), the bytes in use, the elements: 16 bytes where a
+  // std::string and a count were 40, and no doubling. (32-bit sizes, as a
+  // listpack's: a buffer past 4 GB is refused as out of memory. With them a
+  // small hash's HashValue is 32 bytes, one allocator class below 40's.)
   char* buf_ = nullptr;
-  size_t size_ = 0;
-  size_t count_ = 0;
+  uint32_t size_ = 0;
+  uint32_t count_ = 0;
 };
 
 }  // namespace latch
