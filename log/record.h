@@ -129,7 +129,18 @@ class Batch {
   // Whether a MULTI has been appended without its EXEC: a rewrite must not
   // start in the middle of a transaction.
   bool in_transaction() const { return open_multi_; }
-  void Clear() { rep_.clear(); }
+  // Empties the batch. A buffer past kKeptBytes is given back (Redis frees
+  // an AOF buffer past 4 KB the same way): one huge value must not keep its
+  // size allocated for the life of the process; a smaller one is kept for
+  // the next batch, so a busy loop does not allocate one per iteration.
+  static constexpr size_t kKeptBytes = 1 << 20;
+  void Clear() {
+    if (rep_.capacity() > kKeptBytes) {
+      std::string().swap(rep_);
+    } else {
+      rep_.clear();
+    }
+  }
   // Drops the first n bytes (they were written to the file).
   void Consume(size_t n) { rep_.erase(0, n); }
 

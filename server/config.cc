@@ -428,6 +428,9 @@ std::vector<ConfigParam> BuildParams() {
   p.push_back(
       Affects(Memory("lua-maxmemory", &Config::lua_maxmemory, 1024 * 1024, 340LL * 1024 * 1024),
               kEffectScripts));
+  // The known lock scripts natively (yes) or in Lua like any other script
+  // (no): the same replies, records and statistics either way.
+  p.push_back(Bool("known-scripts-native", &Config::known_scripts_native));
 
   // Lock safety
   p.push_back(Affects(Int("max-lock-ttl", &Config::max_lock_ttl, 0, kLongMax), kEffectLeasePolicy));

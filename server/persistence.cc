@@ -123,6 +123,9 @@ void Persistence::LoadStep() {
 
 void Persistence::FinishLoading() {
   if (replay_) truncated_at_ = replay_->truncated_at();
+  // The reader's buffer is as large as the largest record it read (a
+  // 100 MB value: 100 MB more in used_memory for the life of the process).
+  replay_.reset();
   // This run's record before anything else is created or granted: a crash
   // from here on is never mistaken for the previous run's stop, and the
   // leases just replayed are under its horizon.

@@ -34,6 +34,7 @@ void* mallocx(size_t size, int flags);
 void* rallocx(void* p, size_t size, int flags);
 size_t sallocx(const void* p, int flags);
 void dallocx(void* p, int flags);
+int mallctl(const char* name, void* oldp, size_t* oldlenp, void* newp, size_t newlen);
 }
 
 // jemalloc's settings, read when it starts (MALLOC_CONF in the environment
@@ -161,7 +162,8 @@ void* valloc(size_t size) {
 }
 
 void* pvalloc(size_t size) {
-  return memalign(4096, (size + 4095) & ~size_t{4095});
+  // (At least one page, as glibc's.)
+  return memalign(4096, size == 0 ? 4096 : (size + 4095) & ~size_t{4095});
 }
 
 int posix_memalign(void** out, size_t alignment, size_t size) {
@@ -261,6 +263,15 @@ bool Counted() {
   return counted;
 }
 
+std::string Allocator() {
+  // "5.3.0-0-g54eaed1…": the release, as Redis names its jemalloc.
+  const char* version = nullptr;
+  size_t len = sizeof(version);
+  if (mallctl("version", &version, &len, nullptr, 0) != 0 || version == nullptr) return "jemalloc";
+  std::string v(version);
+  return "jemalloc-" + v.substr(0, v.find('-'));
+}
+
 uint64_t Bytes() {
   int64_t sum = 0;
   for (const Slot& s : g_slots) sum += s.bytes.load(std::memory_order_relaxed);
@@ -279,6 +290,10 @@ bool Counted() {
 
 uint64_t Bytes() {
   return 0;
+}
+
+std::string Allocator() {
+  return "libc";
 }
 
 }  // namespace latch::used_memory

@@ -92,10 +92,26 @@ inline bool IsWord(std::string_view arg, std::string_view word) {
 
 // A lookup by a command that reads the value (GET, MGET, STRLEN…): counts
 // INFO's keyspace_hits and keyspace_misses, as Redis's lookupKeyRead does.
+// A read of `key` counts as Redis's lookupKeyRead* counts it: a keyspace
+// hit or miss, and "keymiss" for a missing key unless `notify` is false
+// (OBJECT's LOOKUP_NONOTIFY).
+inline void CountRead(CommandContext& ctx, std::string_view key, bool found, bool notify = true) {
+  ++(found ? ctx.stats.keyspace_hits : ctx.stats.keyspace_misses);
+  if (!found && notify) ctx.Notify(kNotifyKeyMiss, "keymiss", key);
+}
+
 inline const Keyspace::Entry* FindForRead(CommandContext& ctx, std::string_view key) {
   const Keyspace::Entry* e = ctx.store.Find(key, ctx.now);
-  ++(e != nullptr ? ctx.stats.keyspace_hits : ctx.stats.keyspace_misses);
-  if (e == nullptr) ctx.Notify(kNotifyKeyMiss, "keymiss", key);
+  CountRead(ctx, key, e != nullptr);
+  return e;
+}
+
+// A read that is not an access to the key (OBJECT IDLETIME stays): TYPE,
+// TTL, EXISTS, OBJECT — Redis's LOOKUP_NOTOUCH, counted all the same.
+inline const Keyspace::Entry* FindNoTouch(CommandContext& ctx, std::string_view key,
+                                          bool notify = true) {
+  const Keyspace::Entry* e = ctx.store.Find(key, ctx.now, /*touch=*/false);
+  CountRead(ctx, key, e != nullptr, notify);
   return e;
 }
 

@@ -98,8 +98,9 @@ void ExpireGeneric(CommandContext& ctx, int64_t basetime_ms, bool seconds, std::
 
 // TTL, PTTL, EXPIRETIME, PEXPIRETIME: -2 without key, -1 without TTL.
 void TtlGeneric(CommandContext& ctx, bool ms, bool absolute) {
-  // Asking about a key is not an access to it (OBJECT IDLETIME), as Redis.
-  const Keyspace::Entry* e = ctx.store.Find(ctx.argv[1], ctx.now, /*touch=*/false);
+  // Asking about a key is not an access to it (OBJECT IDLETIME), but a
+  // read all the same (hits, misses, keymiss), as Redis.
+  const Keyspace::Entry* e = FindNoTouch(ctx, ctx.argv[1]);
   if (e == nullptr) {
     ctx.reply.Int(-2);
     return;

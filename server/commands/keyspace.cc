@@ -192,7 +192,7 @@ void Copy(CommandContext& ctx) {
     ctx.reply.Error("ERR source and destination objects are the same");
     return;
   }
-  const Keyspace::Entry* e = ctx.store.Find(from, ctx.now);
+  const Keyspace::Entry* e = FindForRead(ctx, from);  // (lookupKeyRead: counted)
   if (e == nullptr) {
     ctx.reply.Int(0);
     return;
@@ -277,7 +277,7 @@ void Scan(CommandContext& ctx) {
 }
 
 void Type(CommandContext& ctx) {
-  const Keyspace::Entry* e = ctx.store.Find(ctx.argv[1], ctx.now, /*touch=*/false);
+  const Keyspace::Entry* e = FindNoTouch(ctx, ctx.argv[1]);
   ctx.reply.Simple(e != nullptr ? TypeName(e->type()) : "none");
 }
 
@@ -334,7 +334,8 @@ std::string_view EncodingOf(const Keyspace::Entry& e, std::optional<int64_t>* as
 
 // OBJECT's lookups are not accesses, and a missing key is a null reply.
 const Keyspace::Entry* ObjectLookup(CommandContext& ctx) {
-  const Keyspace::Entry* e = ctx.store.Find(ctx.argv[2], ctx.now, /*touch=*/false);
+  // Counted, without "keymiss" (Redis's LOOKUP_NOTOUCH|LOOKUP_NONOTIFY).
+  const Keyspace::Entry* e = FindNoTouch(ctx, ctx.argv[2], /*notify=*/false);
   if (e == nullptr) ctx.reply.Null();
   return e;
 }

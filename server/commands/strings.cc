@@ -260,6 +260,9 @@ void ApplySet(CommandContext& ctx, const SetArgs& a) {
   if (a.wait && !ResolveWaitTimeout(ctx, a.wait_arg, &wait_until)) return;
 
   const Keyspace::Entry* old = ctx.store.Find(a.key, ctx.now);
+  // GET reads the old value as GET does: a keyspace hit or miss, "keymiss"
+  // (Redis's getGenericCommand, before the type check).
+  if (a.get) CountRead(ctx, a.key, old != nullptr);
   // SET replaces a value of any type, but GET and the comparisons read the
   // old one, which must then be a string.
   const bool reads_old = a.get || (a.condition != Condition::kNone &&
@@ -450,10 +453,7 @@ void Exists(CommandContext& ctx) {
   for (size_t i = 1; i < ctx.argv.size(); ++i) {
     // Not an access to the key (OBJECT IDLETIME), but a read all the same:
     // keyspace hits and misses, and "keymiss" (Redis's LOOKUP_NOTOUCH).
-    const bool found = ctx.store.Find(ctx.argv[i], ctx.now, /*touch=*/false) != nullptr;
-    ++(found ? ctx.stats.keyspace_hits : ctx.stats.keyspace_misses);
-    if (!found) ctx.Notify(kNotifyKeyMiss, "keymiss", ctx.argv[i]);
-    if (found) {
+    if (FindNoTouch(ctx, ctx.argv[i]) != nullptr) {
       ++count;
     } else if (ctx.in_script && ctx.TakenForAcquire(ctx.argv[i])) {
       // Inside a script a key that clients wait for is taken: an acquire

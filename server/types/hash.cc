@@ -89,7 +89,10 @@ bool HashValue::Set(std::string_view field, std::string_view value, const Encodi
   // this in hashTypeSet for HINCRBY*, and for every argument of HSET before
   // it starts: ApplyHSet does that).
   const auto max_value = static_cast<uint64_t>(limits.hash_max_listpack_value);
-  if (!dict_ && (field.size() > max_value || value.size() > max_value)) Convert();
+  if (!dict_ && (field.size() > max_value || value.size() > max_value ||
+                 !list_.SafeToAdd(field.size() + value.size()))) {
+    Convert();
+  }
   if (dict_) return dict_->Set(field, value).second;
   const size_t pos = list_.Find(field, list_.begin(), 2);
   if (pos != list_.end()) {

@@ -69,8 +69,10 @@ size_t PackedList::capacity() const {
 
 void PackedList::Reserve(size_t extra) {
   const size_t need = size_ + extra;
+  // (32-bit sizes, packed.h: checked before the capacity, which a grown
+  // buffer can have past 4 GB.)
+  if (need > UINT32_MAX) throw std::bad_alloc();
   if (need <= capacity()) return;
-  if (need > UINT32_MAX) throw std::bad_alloc();  // (32-bit sizes: see packed.h)
   const size_t want = need < 1024 ? need : need + need / 4;
   void* p = std::realloc(buf_, want);
   if (p == nullptr) throw std::bad_alloc();

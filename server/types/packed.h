@@ -30,6 +30,14 @@ namespace latch {
 
 class PackedList {
  public:
+  // The most bytes a small collection's list may grow to before the
+  // collection leaves its compact encoding whatever the settings (Redis's
+  // LISTPACK_MAX_SAFETY_SIZE, lpSafeToAdd): past it a scan is no longer
+  // cheap, and the 32-bit sizes below stay far from their limit.
+  static constexpr size_t kMaxSafeBytes = size_t{1} << 30;
+  // Whether `extra` more bytes of elements keep it under kMaxSafeBytes.
+  bool SafeToAdd(size_t extra) const { return size_ + extra <= kMaxSafeBytes; }
+
   PackedList() = default;
   PackedList(const PackedList& other);
   PackedList& operator=(const PackedList& other);

@@ -568,7 +568,8 @@ ZSetValue::SetResult ZSetValue::Set(std::string_view member, double score,
       return SetResult::kUpdated;
     }
     if (static_cast<int64_t>(size()) + 1 > limits.zset_max_listpack_entries ||
-        static_cast<int64_t>(member.size()) > limits.zset_max_listpack_value) {
+        static_cast<int64_t>(member.size()) > limits.zset_max_listpack_value ||
+        !lp_.SafeToAdd(member.size() + 16)) {  // (a score packs in at most 9 bytes)
       ConvertToSkiplist();
     } else {
       LpInsert(member, score);

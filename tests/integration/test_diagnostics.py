@@ -315,3 +315,24 @@ def test_memory_purge_gives_freed_pages_back(server_factory):
         assert int(fields(c, "memory")["used_memory"]) - before < 4 << 20
         assert c.cmd("MEMORY", "PURGE") == b"OK"
         assert full - rss_bytes(srv) > 40 << 20
+
+
+def test_a_large_write_does_not_keep_its_size_allocated(server_factory):
+    # (Review 34: the log writer's batch kept the capacity of the largest
+    # batch it ever held, and the replay's reader the size of the largest
+    # record: a 100 MB SET, deleted, left ~100 MB in used_memory for good,
+    # and maxmemory then refused writes to an empty database.)
+    srv = server_factory("latch", "--appendonly", "yes")
+    value = "x" * (64 << 20)
+    with srv.conn(timeout=30) as c:
+        before = int(fields(c, "memory")["used_memory"])
+        assert c.cmd("SET", "big", value) == b"OK"
+        assert c.cmd("DEL", "big") == 1
+        assert int(fields(c, "memory")["used_memory"]) - before < 8 << 20
+        assert c.cmd("SET", "big", value) == b"OK"
+    # Replayed at the next start: the reader's buffer goes with the replay.
+    srv.stop()
+    srv.start()
+    with srv.conn(timeout=30) as c:
+        assert c.cmd("DEL", "big") == 1
+        assert int(fields(c, "memory")["used_memory"]) < 16 << 20

@@ -193,3 +193,66 @@ def test_exists_counts_hits_and_misses_as_redis(pair, latch_server, redis_server
     assert pair.both("EXISTS", "e1", "e2", "e1") == (b":2\r\n", b":2\r\n")
     assert stats_of(pair.latch) == stats_of(pair.redis)
     assert stats_of(pair.latch)["keyspace_misses"] == "1"
+
+
+def test_known_scripts_native_switches_to_lua(latch):
+    # `known-scripts-native no` (README, "The known lock scripts"): the same
+    # texts run in Lua instead — same replies, counted as Lua runs.
+    latch.cmd("SCRIPT", "LOAD", SEMAPHORE)
+
+    def runs():
+        info = lt.info_fields(latch.cmd("INFO", "all"))
+        return int(info["known_script_calls"]), int(info["lua_script_calls"])
+
+    try:
+        for native in ("yes", "no"):
+            assert latch.cmd("CONFIG", "SET", "known-scripts-native", native) == b"OK"
+            assert latch.cmd("CONFIG", "GET", "known-scripts-native") == \
+                [b"known-scripts-native", native.encode()]
+            latch.cmd("SET", "k1", TOKEN)
+            known, lua = runs()
+            assert latch.cmd("EVALSHA", sha(SEMAPHORE), "1", "k1", TOKEN) == 1
+            assert latch.cmd("EVALSHA", sha(SEMAPHORE), "1", "k1", TOKEN) == 0
+            assert runs() == ((known + 2, lua) if native == "yes" else (known, lua + 2))
+    finally:
+        latch.cmd("CONFIG", "SET", "known-scripts-native", "yes")
+
+
+READS = [
+    ("TYPE", "s"), ("TYPE", "nx"), ("TTL", "s"), ("TTL", "nx"), ("PTTL", "nx"),
+    ("EXPIRETIME", "nx"), ("PEXPIRETIME", "h"), ("OBJECT", "ENCODING", "nx"),
+    ("OBJECT", "REFCOUNT", "s"), ("OBJECT", "ENCODING", "s"), ("SET", "nx2", "v", "GET"),
+    ("SET", "s", "v", "GET"), ("SET", "h", "v", "GET"), ("COPY", "nx", "b"), ("COPY", "s", "c"),
+    ("EXISTS", "s", "nx"),
+]
+
+
+@pytest.mark.parametrize("cmd", READS, ids=[" ".join(c) for c in READS])
+def test_reads_count_hits_misses_and_keymiss_as_redis(pair, latch_server, redis_server, cmd):
+    # (Review 34: TYPE, the TTL family, OBJECT, SET … GET and COPY read the
+    # key as Redis's lookupKeyRead* does — counted, "keymiss" for a missing
+    # key except OBJECT's — and the known scripts that call PTTL inherit it.)
+    try:
+        got = []
+        for port, conn in ((latch_server.port, pair.latch), (redis_server.port, pair.redis)):
+            sub = lt.Conn(port)
+            sub.cmd("SUBSCRIBE", "__keyevent@0__:keymiss")
+            conn.cmd("SET", "s", "v", "EX", "100")
+            conn.cmd("HSET", "h", "f", "v")
+            conn.cmd("CONFIG", "SET", "notify-keyspace-events", "Em")
+            conn.cmd("CONFIG", "RESETSTAT")
+            reply = conn.raw(*cmd)
+            stats = stats_of(conn)
+            conn.cmd("CONFIG", "SET", "notify-keyspace-events", "")
+            conn.cmd("PUBLISH", "__keyevent@0__:keymiss", "end")
+            events = []
+            while True:
+                msg = sub.read()
+                if msg[2] == b"end":
+                    break
+                events.append(msg[2])
+            sub.close()
+            got.append((reply, stats["keyspace_hits"], stats["keyspace_misses"], events))
+        assert got[0] == got[1]
+    finally:
+        pair.both("CONFIG", "SET", "notify-keyspace-events", "")
