@@ -199,7 +199,7 @@ class InfoBuilder {
     Field("mem_fragmentation_ratio",
           used ? std::to_string(static_cast<double>(rss) / static_cast<double>(used))
                : std::string("0"));
-    Field("mem_allocator", used_memory::Allocator());
+    Field("mem_allocator", std::string("libc"));
   }
 
   void PersistenceSection() {

@@ -18,7 +18,6 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
 
 namespace latch::used_memory {
 
@@ -26,8 +25,5 @@ namespace latch::used_memory {
 bool Counted();
 // Bytes allocated and not freed (the chunks' usable sizes), all threads.
 uint64_t Bytes();
-// INFO's mem_allocator: "jemalloc-5.3.0" (its version as it reports it),
-// or "libc" under a sanitizer's allocator.
-std::string Allocator();
 
 }  // namespace latch::used_memory

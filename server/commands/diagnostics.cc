@@ -7,13 +7,6 @@
 #include <malloc.h>
 
 #include <cstdio>
-#include <string>
-
-// jemalloc's (libjemalloc, the allocator server/used_memory.cc runs on).
-extern "C" {
-void malloc_stats_print(void (*write_cb)(void*, const char*), void* cbopaque, const char* opts);
-int mallctl(const char* name, void* oldp, size_t* oldlenp, void* newp, size_t newlen);
-}
 
 #include "server/commands/common.h"
 #include "server/control.h"
@@ -330,17 +323,25 @@ void MemoryDoctor(CommandContext& ctx) {
 }
 
 void MemoryMallocStats(CommandContext& ctx) {
-  // jemalloc's own report (malloc_stats_print), as Redis shows it.
-  std::string text;
-  malloc_stats_print([](void* out, const char* s) { static_cast<std::string*>(out)->append(s); },
-                     &text, nullptr);
+  // glibc's own report of its arenas (malloc_info), where Redis shows
+  // jemalloc's.
+  char* buf = nullptr;
+  size_t len = 0;
+  FILE* f = open_memstream(&buf, &len);
+  if (f == nullptr) {
+    ctx.reply.Error("ERR cannot produce the allocator's report");
+    return;
+  }
+  malloc_info(0, f);
+  std::fclose(f);
+  std::string text(buf, len);
+  std::free(buf);
   ctx.reply.Verbatim("txt", text);
 }
 
 void MemoryPurge(CommandContext& ctx) {
-  // Gives the pages of freed memory back to the system now, in every arena
-  // (Redis's jemalloc_purge: "arena.<MALLCTL_ARENAS_ALL>.purge").
-  mallctl("arena.4096.purge", nullptr, nullptr, nullptr, 0);
+  // Gives free memory at the top of the heap (and of each arena) back.
+  malloc_trim(0);
   ctx.reply.Ok();
 }
 

@@ -288,33 +288,7 @@ def test_errorstats_count_each_code(server_factory):
         assert not any(k.startswith("errorstat_") for k in fields(c, "errorstats"))
 
 
-# ---------------------------------------------------------------- MEMORY PURGE
-
-
-def rss_bytes(srv):
-    with open("/proc/%d/status" % srv.proc.pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    raise AssertionError("no VmRSS")
-
-
-def test_memory_purge_gives_freed_pages_back(server_factory):
-    # jemalloc keeps freed pages for a while (its decay time) before giving
-    # them back; MEMORY PURGE does it at once, as in Redis. INFO's
-    # used_memory counts what is allocated, and drops as soon as it is freed.
-    srv = server_factory("latch")
-    with srv.conn() as c:
-        before = int(fields(c, "memory")["used_memory"])
-        value = "x" * (1 << 20)
-        for i in range(64):
-            c.cmd("SET", "big:%d" % i, value)
-        assert int(fields(c, "memory")["used_memory"]) - before > 60 << 20
-        full = rss_bytes(srv)
-        c.cmd("FLUSHALL")
-        assert int(fields(c, "memory")["used_memory"]) - before < 4 << 20
-        assert c.cmd("MEMORY", "PURGE") == b"OK"
-        assert full - rss_bytes(srv) > 40 << 20
+# ---------------------------------------------------------------- memory
 
 
 def test_a_large_write_does_not_keep_its_size_allocated(server_factory):

@@ -62,7 +62,7 @@ def test_control_fields(deb):
     assert fields["Version"] == project_version()
     depends = fields["Depends"]
     # The shared libraries the programs link (found by dpkg-shlibdeps) and adduser.
-    for lib in ("libuv1", "libspdlog", "libstdc++6", "libjemalloc2", "adduser"):
+    for lib in ("libuv1", "libspdlog", "libstdc++6", "adduser"):
         assert lib in depends, depends
 
 

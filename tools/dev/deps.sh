@@ -13,8 +13,6 @@ build_pkgs+=(liburing-dev)
 build_pkgs+=(liblua5.1-0-dev lua-cjson-dev lua-bitop-dev liblzf-dev)
 # TLS (issue 27): OpenSSL for the server's tls-port and the tools' --tls.
 build_pkgs+=(libssl-dev)
-# The allocator (server/used_memory.cc): jemalloc, as Debian's redis-server.
-build_pkgs+=(libjemalloc-dev)
 test_pkgs=(googletest libgtest-dev libgmock-dev redis-server redis-tools python3 python3-pytest
            python3-redis tmux nodejs npm libhiredis-dev)
 # The TLS tests make their certificates with the openssl CLI.
