@@ -11,6 +11,7 @@ time and a real log can show.
 The byte-for-byte comparisons with Redis are in test_differential_server.py.
 """
 
+import os
 import re
 import time
 
@@ -291,6 +292,10 @@ def test_errorstats_count_each_code(server_factory):
 # ---------------------------------------------------------------- memory
 
 
+@pytest.mark.skipif(bool(os.environ.get("LATCH_SANITIZED")),
+                    reason="under a sanitizer's allocator used_memory is an estimate "
+                    "(server/used_memory.h): the buffers this test is about are not in it; "
+                    "the default build's pass runs it")
 def test_a_large_write_does_not_keep_its_size_allocated(server_factory):
     # (Review 34: the log writer's batch kept the capacity of the largest
     # batch it ever held, and the replay's reader the size of the largest
