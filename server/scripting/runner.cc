@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "server/commands/common.h"
 #include "server/grant.h"
 #include "server/pubsub.h"
 #include "server/scripting/known_scripts.h"
@@ -63,21 +64,24 @@ const resp::Reply* ScriptRun::Invoke(std::initializer_list<LuaArg> args) {
   return r;
 }
 
-bool ScriptRun::DirectGet(const char* get, size_t i, std::optional<std::string_view>* value) {
-  const Str key = Key(i);
-  if (!key) return false;  // (Call answers the nil argument)
-  CommandContext& ctx = client_.ctx();
+const CommandSpec* ScriptRun::TrustedCall(const char* name, size_t i) {
+  if (!Key(i)) return nullptr;  // (Call answers the nil argument)
   const CommandRunner::Origin origin =
       client_.read_only() ? CommandRunner::Origin::kScriptReadOnly : CommandRunner::Origin::kScript;
-  const CommandSpec* cmd = ctx.Trusted(get, 2, origin);
+  return client_.ctx().Trusted(name, 2, origin);
+}
+
+bool ScriptRun::DirectGet(const char* get, size_t i, std::optional<std::string_view>* value) {
+  const CommandSpec* cmd = TrustedCall(get, i);
   if (cmd == nullptr) return false;
+  const std::string_view key = *Key(i);
+  CommandContext& ctx = client_.ctx();
   // GET's handler (commands/strings.cc): a read of a string (FindTyped).
   ctx.store.Select(ctx.session.db);
-  const Keyspace::Entry* e = ctx.store.Find(*key, ctx.now);
+  const Keyspace::Entry* e = ctx.store.Find(key, ctx.now);
   if (e != nullptr && !e->is_string()) return false;  // WRONGTYPE: Call says it
-  ++(e != nullptr ? ctx.stats.keyspace_hits : ctx.stats.keyspace_misses);
+  commands::CountRead(ctx, key, e != nullptr);
   if (e == nullptr) {
-    ctx.Notify(kNotifyKeyMiss, "keymiss", *key);
     value->reset();
   } else {
     *value = e->value();
@@ -87,17 +91,14 @@ bool ScriptRun::DirectGet(const char* get, size_t i, std::optional<std::string_v
 }
 
 bool ScriptRun::DirectDel(const char* del, size_t i) {
-  const Str key = Key(i);
-  if (!key) return false;
-  CommandContext& ctx = client_.ctx();
-  const CommandRunner::Origin origin =
-      client_.read_only() ? CommandRunner::Origin::kScriptReadOnly : CommandRunner::Origin::kScript;
-  const CommandSpec* cmd = ctx.Trusted(del, 2, origin);
+  const CommandSpec* cmd = TrustedCall(del, i);
   if (cmd == nullptr) return false;
+  const std::string_view key = *Key(i);
+  CommandContext& ctx = client_.ctx();
   // DEL's handler for one key DirectGet just found (commands/strings.cc).
   ctx.store.Select(ctx.session.db);
-  ctx.store.Delete(*key);
-  ctx.Notify(kNotifyGeneric, "del", *key);
+  ctx.store.Delete(key);
+  ctx.Notify(kNotifyGeneric, "del", key);
   client_.set_wrote();
   ctx.AccountTrusted(*cmd);
   return true;

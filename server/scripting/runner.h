@@ -133,6 +133,9 @@ class ScriptRun {
 
  private:
   std::string Suffix(int line) const;
+  // The command a Direct call of `name` on KEYS[i] may run as, or nullptr
+  // (KEYS[i] is nil, or the gate must see the call: CommandRunner::Trusted).
+  const CommandSpec* TrustedCall(const char* name, size_t i);
   // Runs one command for the script: its reply (or an error Reply), valid
   // until the next call; nullptr after replying to the client directly.
   const resp::Reply* Invoke(std::initializer_list<LuaArg> args);

@@ -53,6 +53,15 @@ def release_sequence(pair, script):
     return replies
 
 
+def read_until(conn, is_last):
+    """The pushes `conn` receives, up to and including the one is_last()
+    accepts (the marker each test sends after what it looks at)."""
+    got = []
+    while not got or not is_last(got[-1]):
+        got.append(conn.read())
+    return got
+
+
 def stats_of(conn):
     """cmdstat_get/del/evalsha calls and the keyspace hits and misses."""
     info = conn.cmd("INFO", "all").decode()
@@ -102,12 +111,7 @@ def notifications(port, script):
         c.cmd("PUBLISH", "__keyevent@0__:end", "x")
         c.cmd("CONFIG", "SET", "notify-keyspace-events", "")
         c.close()
-        events = []
-        while True:
-            msg = sub.read()
-            events.append((msg[2], msg[3]))
-            if msg[2].endswith(b":end"):
-                return events
+        return [(m[2], m[3]) for m in read_until(sub, lambda m: m[2].endswith(b":end"))]
     finally:
         sub.close()
 
@@ -131,12 +135,8 @@ def monitor_lines(port, script):
         c.cmd("EVALSHA", sha(script), "1", "m1", TOKEN)
         c.cmd("ECHO", "end")
         c.close()
-        lines = []
-        while True:
-            line = mon.read().decode()
-            lines.append(re.sub(r"^[0-9.]+ \[0 [^\]]*\] ", "", line))
-            if line.endswith('"end"'):
-                return lines
+        lines = read_until(mon, lambda line: line.endswith(b'"end"'))
+        return [re.sub(r"^[0-9.]+ \[0 [^\]]*\] ", "", line.decode()) for line in lines]
     finally:
         mon.close()
 
@@ -245,12 +245,7 @@ def test_reads_count_hits_misses_and_keymiss_as_redis(pair, latch_server, redis_
             stats = stats_of(conn)
             conn.cmd("CONFIG", "SET", "notify-keyspace-events", "")
             conn.cmd("PUBLISH", "__keyevent@0__:keymiss", "end")
-            events = []
-            while True:
-                msg = sub.read()
-                if msg[2] == b"end":
-                    break
-                events.append(msg[2])
+            events = [m[2] for m in read_until(sub, lambda m: m[2] == b"end")][:-1]
             sub.close()
             got.append((reply, stats["keyspace_hits"], stats["keyspace_misses"], events))
         assert got[0] == got[1]
