@@ -62,7 +62,7 @@ int64_t Keyspace::IdleMs(const Entry& e, int64_t now_ms) {
 size_t Keyspace::AllocationOf(const Entry& e) {
   size_t bytes = malloc_usable_size(const_cast<Entry*>(&e)) + sizeof(Entry*);
   if (e.has_deadline()) bytes += sizeof(Entry*);
-  if (!e.is_string()) bytes += e.object()->memory();
+  if (e.boxed()) bytes += e.object()->memory();
   return bytes;
 }
 
@@ -87,7 +87,7 @@ Keyspace::Entry* Keyspace::NewEntry(std::string_view key, std::string_view value
 }
 
 void Keyspace::FreeEntry(Entry* e) {
-  if (!e->is_string()) delete e->object_ptr();
+  if (e->boxed()) delete e->object_ptr();
   std::free(e);
 }
 
@@ -227,14 +227,31 @@ const Keyspace::Entry* Keyspace::SetObject(std::string_view key, std::unique_ptr
   return e;
 }
 
-std::unique_ptr<Object> Keyspace::TakeObject(std::string_view key) {
-  Entry** slot = Locate(key, Hash(key));
-  if (slot == nullptr || (*slot)->is_string()) return nullptr;
-  std::unique_ptr<Object> taken((*slot)->object_ptr());
-  (*slot)->value_type = 0;  // the entry no longer owns it
-  Unlink(slot);
-  MaybeResize();
-  return taken;
+const Keyspace::Entry* Keyspace::SetImage(std::string_view key, ValueType type,
+                                          std::string_view image, int64_t deadline,
+                                          bool keep_deadline) {
+  const uint64_t hash = Hash(key);
+  Entry** slot = Locate(key, hash);
+  Entry* e;
+  if (slot != nullptr && (*slot)->packed_in_entry() && (*slot)->value_len == image.size() &&
+      (*slot)->type() == type) {
+    // The same length (HINCRBY 1 → 2, a field's value replaced by one as
+    // long): in place, as a lock renewal rewrites its token.
+    e = *slot;
+    if (!image.empty()) std::memcpy(e->bytes() + e->key_len, image.data(), image.size());
+    if (keep_deadline) deadline = e->deadline;
+  } else {
+    if (slot != nullptr && keep_deadline) deadline = (*slot)->deadline;
+    e = NewEntry(key, image, 0);
+    e->value_type = static_cast<uint32_t>(type);
+    e->value_kind = kPackedInEntry;
+    e = Replace(slot, e, hash);
+  }
+  if (e->has_deadline() && deadline == kNoDeadline) RemoveFromTtlIndex(e);
+  if (!e->has_deadline() && deadline != kNoDeadline) AddToTtlIndex(e);
+  e->deadline = deadline;
+  e->access_clock = access_clock_;
+  return e;
 }
 
 bool Keyspace::Rename(std::string_view from, std::string_view to) {

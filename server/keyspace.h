@@ -29,8 +29,22 @@
 // the value was produced (OBJECT ENCODING), the value's type, and whether
 // the key has a fencing token (SET … FENCE, see store.h): a fenced entry
 // keeps its 8-byte token right after the value bytes, so a key without one
-// costs nothing. A collection's value bytes are the pointer to its Object,
-// which the entry owns: a string key pays nothing for the other types.
+// costs nothing.
+//
+// A collection is held one of two ways, which the entry's value_kind tells
+// apart (a string key pays nothing for either):
+//  - *boxed*: the value bytes are the pointer to its Object, which the entry
+//    owns (a large collection, a hashtable, a skiplist, a list);
+//  - *packed in the entry*: a small hash, set or sorted set in its compact
+//    encoding is its *image* — the listpack or intset bytes (the type's
+//    WriteImage) — stored as the value bytes, like a string's. One
+//    allocation per small collection where a boxed one takes three (entry,
+//    object, buffer), each rounded up by the allocator: that is what brings
+//    a small hash or set to Redis's memory or under (docs/bench).
+//    Readers see it through a view of the type over those bytes
+//    (types/value_ref.h); a write loads it, changes it and stores the new
+//    image (a same-length image in place), so an entry pointer, and a view,
+//    are stale after any write to their key.
 #pragma once
 
 #include <cstddef>
@@ -52,6 +66,10 @@ inline constexpr int64_t kNoDeadline = 0;
 
 class Keyspace {
  public:
+  // A collection entry's value_kind when its value bytes are its image (of
+  // at most kMaxImageBytes, object.h).
+  static constexpr uint8_t kPackedInEntry = 1;
+
   struct Entry {
     Entry* next;        // hash chain
     int64_t deadline;   // monotonic ms, or kNoDeadline
@@ -73,8 +91,14 @@ class Keyspace {
     bool is_string() const { return value_type == 0; }
     // A string's bytes (is_string() only).
     std::string_view value() const { return {bytes() + key_len, value_len}; }
-    // A collection (!is_string() only).
+    // A collection held boxed (boxed() only).
     const Object* object() const { return object_ptr(); }
+    // Whether a collection is boxed (its Object on the heap) rather than
+    // packed in the entry as its image.
+    bool boxed() const { return !is_string() && value_kind != kPackedInEntry; }
+    bool packed_in_entry() const { return !is_string() && value_kind == kPackedInEntry; }
+    // A packed collection's image (packed_in_entry() only).
+    std::string_view image() const { return {bytes() + key_len, value_len}; }
     bool has_deadline() const { return deadline != kNoDeadline; }
     // The key's fencing token; 0: none.
     uint64_t token() const {
@@ -134,12 +158,15 @@ class Keyspace {
   // (and its token) and, unless keep_deadline, its deadline.
   const Entry* SetObject(std::string_view key, std::unique_ptr<Object> value, int64_t deadline,
                          bool keep_deadline = false);
-  // The collection an entry of this keyspace holds, to change it (the
-  // Store's appliers are the only callers).
+  // Stores the collection of `type` whose image is `image` under `key`,
+  // packed in the entry, replacing any previous value (and its token) and,
+  // unless keep_deadline, its deadline. An image of the same length as the
+  // one the key holds is written in place.
+  const Entry* SetImage(std::string_view key, ValueType type, std::string_view image,
+                        int64_t deadline, bool keep_deadline = false);
+  // The boxed collection an entry of this keyspace holds, to change it (the
+  // Store's appliers are the only callers, through types/value_ref.h).
   static Object* MutableObject(const Entry& e) { return e.object_ptr(); }
-  // Removes `key` and hands its collection over instead of freeing it
-  // (MOVE). Null if absent or a string.
-  std::unique_ptr<Object> TakeObject(std::string_view key);
   // Gives the entry of `from` the name `to` (replacing any `to`), with its
   // value and deadline; it loses its fencing token (another name is another
   // lock). False if `from` is absent.

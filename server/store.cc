@@ -6,6 +6,7 @@
 #include "server/types/hash.h"
 #include "server/types/list.h"
 #include "server/types/set.h"
+#include "server/types/value_ref.h"
 #include "server/types/zset.h"
 
 namespace latch {
@@ -382,8 +383,11 @@ void Store::WriteCopy(const Keyspace::Entry& e, std::string_view to, const TimeS
   Observed observed(*this, to);
   cur_->Tick(now.mono);
   const size_t before = cur_->size();
-  const Keyspace::Entry* copy =
-      cur_->SetObject(to, e.object()->Clone(), e.has_deadline() ? e.deadline : kNoDeadline);
+  const int64_t deadline = e.has_deadline() ? e.deadline : kNoDeadline;
+  // A packed collection is copied as its image, a boxed one as its Object.
+  const Keyspace::Entry* copy = e.packed_in_entry()
+                                    ? cur_->SetImage(to, e.type(), e.image(), deadline)
+                                    : cur_->SetObject(to, e.object()->Clone(), deadline);
   NoteNew(before, to);
   if (!Note(to)) return;
   if (copy->has_deadline()) NoteClock(now);
@@ -620,7 +624,7 @@ void Store::WriteEntry(const Keyspace::Entry& e, aof::Batch& out, const TimeSnap
   }
   // A collection: its elements in batches, then its lease, as Redis's
   // rewrite writes them.
-  e.object()->WriteRecords(e.key(), out);
+  WithObject(e, [&](const Object& o) { o.WriteRecords(e.key(), out); });
   if (e.has_deadline()) out.PExpireAt(e.key(), now.WallFromMono(e.deadline));
 }
 

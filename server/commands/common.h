@@ -20,6 +20,7 @@
 #include "server/session.h"
 #include "server/stats.h"
 #include "server/store.h"
+#include "server/types/value_ref.h"
 
 namespace latch::commands {
 
@@ -136,13 +137,14 @@ inline bool FindTyped(CommandContext& ctx, std::string_view key, ValueType type,
 }
 
 // The same for a collection class T (types/: T::kType names its type):
-// *out is the value, or nullptr when the key is absent.
+// *out refers to the value (types/value_ref.h: stale after a write to the
+// key), or to nothing when the key is absent.
 template <typename T>
-bool FindAs(CommandContext& ctx, std::string_view key, const T** out,
+bool FindAs(CommandContext& ctx, std::string_view key, ValueRef<T>* out,
             Access access = Access::kRead) {
   const Keyspace::Entry* e;
   if (!FindTyped(ctx, key, T::kType, &e, access)) return false;
-  *out = e != nullptr ? static_cast<const T*>(e->object()) : nullptr;
+  out->Reset(e);
   return true;
 }
 

@@ -48,8 +48,8 @@ bool FindForWrite(CommandContext& ctx, std::string_view key, const Keyspace::Ent
   return FindTyped(ctx, key, ValueType::kHash, e, Access::kWrite);
 }
 
-const HashValue* AsHash(const Keyspace::Entry* e) {
-  return e != nullptr ? static_cast<const HashValue*>(e->object()) : nullptr;
+ValueRef<HashValue> AsHash(const Keyspace::Entry* e) {
+  return ValueRef<HashValue>(e);
 }
 
 // Applies `HSET key field value` (one pair).
@@ -187,7 +187,7 @@ void HIncrByFloat(CommandContext& ctx) {
 // ---------------------------------------------------------------- reads
 
 void HGet(CommandContext& ctx) {
-  const HashValue* h;
+  ValueRef<HashValue> h;
   if (!FindAs(ctx, ctx.argv[1], &h)) return;
   auto v = h != nullptr ? h->Get(ctx.argv[2]) : std::nullopt;
   if (v) {
@@ -199,7 +199,7 @@ void HGet(CommandContext& ctx) {
 
 void HMGet(CommandContext& ctx) {
   // A missing key is an empty hash: a null per field.
-  const HashValue* h;
+  ValueRef<HashValue> h;
   if (!FindAs(ctx, ctx.argv[1], &h)) return;
   ctx.reply.Array(ctx.argv.size() - 2);
   for (size_t i = 2; i < ctx.argv.size(); ++i) {
@@ -216,7 +216,7 @@ namespace {
 
 // HGETALL (a map in RESP3), HKEYS, HVALS: the pairs in the hash's order.
 void GetAll(CommandContext& ctx, bool fields, bool values) {
-  const HashValue* h;
+  ValueRef<HashValue> h;
   if (!FindAs(ctx, ctx.argv[1], &h)) return;
   const size_t n = h != nullptr ? h->size() : 0;
   if (fields && values) {
@@ -246,20 +246,20 @@ void HVals(CommandContext& ctx) {
 }
 
 void HLen(CommandContext& ctx) {
-  const HashValue* h;
+  ValueRef<HashValue> h;
   if (!FindAs(ctx, ctx.argv[1], &h)) return;
   ctx.reply.Int(h != nullptr ? static_cast<int64_t>(h->size()) : 0);
 }
 
 void HStrLen(CommandContext& ctx) {
-  const HashValue* h;
+  ValueRef<HashValue> h;
   if (!FindAs(ctx, ctx.argv[1], &h)) return;
   auto v = h != nullptr ? h->Get(ctx.argv[2]) : std::nullopt;
   ctx.reply.Int(v ? static_cast<int64_t>(v->size()) : 0);
 }
 
 void HExists(CommandContext& ctx) {
-  const HashValue* h;
+  ValueRef<HashValue> h;
   if (!FindAs(ctx, ctx.argv[1], &h)) return;
   ctx.reply.Int(h != nullptr && h->Contains(ctx.argv[2]) ? 1 : 0);
 }
@@ -288,7 +288,7 @@ std::vector<Pair> AllPairs(const HashValue& h) {
 // otherwise `count` distinct fields, drawn from a copy when they are most of
 // the hash, by repeated draws when they are few.
 void RandomFields(CommandContext& ctx, int64_t l, bool with_values) {
-  const HashValue* h;
+  ValueRef<HashValue> h;
   if (!FindAs(ctx, ctx.argv[1], &h)) return;
   if (h == nullptr || l == 0) {
     ctx.reply.Array(0);
@@ -366,7 +366,7 @@ void HRandField(CommandContext& ctx) {
     RandomFields(ctx, *l, with_values);
     return;
   }
-  const HashValue* h;
+  ValueRef<HashValue> h;
   if (!FindAs(ctx, ctx.argv[1], &h)) return;
   if (h == nullptr) {
     ctx.reply.Null();
@@ -383,7 +383,7 @@ void HScan(CommandContext& ctx) {
   // options), then the options — Redis's order.
   auto cursor = ScanCursorOrReply(ctx, ctx.argv[2]);
   if (!cursor) return;
-  const HashValue* h;
+  ValueRef<HashValue> h;
   if (!FindAs(ctx, ctx.argv[1], &h)) return;
   if (h == nullptr) {
     ReplyScan(ctx, 0, {});

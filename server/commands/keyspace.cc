@@ -320,7 +320,9 @@ namespace {
 // encoding behave as with Redis.
 std::string_view EncodingOf(const Keyspace::Entry& e, std::optional<int64_t>* as_int = nullptr) {
   constexpr uint32_t kEmbstrLimit = 44;
-  if (!e.is_string()) return e.object()->encoding();  // the type's own (types/)
+  if (!e.is_string()) {  // the type's own (types/)
+    return WithObject(e, [](const Object& o) { return o.encoding(); });
+  }
   auto kind = static_cast<ValueKind>(e.value_kind);
   if (kind == ValueKind::kRaw) return "raw";
   if (kind == ValueKind::kAsSet && e.value_len <= 20) {
@@ -354,7 +356,8 @@ void DebugObject(CommandContext& ctx) {
     return;
   }
   size_t saved = e->value_len;
-  if (!e->is_string()) saved = e->object()->memory();
+  // (A packed collection's image is its value bytes, as a string's.)
+  if (e->boxed()) saved = e->object()->memory();
   char line[256];
   std::snprintf(line, sizeof(line),
                 "Value at:%p refcount:1 encoding:%.*s serializedlength:%zu lru:%u "

@@ -14,6 +14,7 @@
 // then SADD of the result in batches, as one unit (Store::Atomic): a replay
 // sees all of it or none.
 #include <algorithm>
+#include <deque>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,15 +27,21 @@ namespace latch::commands {
 namespace {
 
 // The sets named by `keys` (nullptr for a missing key), looked up as
-// Redis's lookupKeyRead. False after replying WRONGTYPE.
+// Redis's lookupKeyRead, held by `refs` (a key named twice is the same
+// pointer twice: the walks below test that). False after replying
+// WRONGTYPE.
 bool LookUpSets(CommandContext& ctx, std::span<const std::string_view> keys,
-                std::vector<const SetValue*>* sets) {
+                std::deque<ValueRef<SetValue>>* refs, std::vector<const SetValue*>* sets) {
   sets->clear();
   sets->reserve(keys.size());
-  for (std::string_view k : keys) {
-    const SetValue* s;
-    if (!FindAs(ctx, k, &s)) return false;
-    sets->push_back(s);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    ValueRef<SetValue>& s = refs->emplace_back();
+    if (!FindAs(ctx, keys[i], &s)) return false;
+    const SetValue* same = s.get();
+    for (size_t j = 0; j < i; ++j) {
+      if (keys[j] == keys[i]) same = (*sets)[j];
+    }
+    sets->push_back(same);
   }
   return true;
 }
@@ -89,8 +96,9 @@ enum class InterMode { kReply, kStore, kCardinality };
 // has. `limit` (SINTERCARD) stops counting there (0: no limit).
 void Intersect(CommandContext& ctx, std::span<const std::string_view> keys, std::string_view dst,
                InterMode mode, uint64_t limit = 0) {
+  std::deque<ValueRef<SetValue>> refs;
   std::vector<const SetValue*> sets;
-  if (!LookUpSets(ctx, keys, &sets)) return;
+  if (!LookUpSets(ctx, keys, &refs, &sets)) return;
   const bool empty = std::any_of(sets.begin(), sets.end(), [](auto* s) { return s == nullptr; });
   std::vector<std::string> out;
   uint64_t cardinality = 0;
@@ -127,8 +135,9 @@ void Intersect(CommandContext& ctx, std::span<const std::string_view> keys, std:
 // sunionDiffGenericCommand: the result is built as a new set.
 void UnionOrDiff(CommandContext& ctx, std::span<const std::string_view> keys, std::string_view dst,
                  bool diff, bool store) {
+  std::deque<ValueRef<SetValue>> refs;
   std::vector<const SetValue*> sets;
-  if (!LookUpSets(ctx, keys, &sets)) return;
+  if (!LookUpSets(ctx, keys, &refs, &sets)) return;
   const EncodingLimits& limits = ctx.store.encoding_limits();
   SetValue result;
   if (!diff) {

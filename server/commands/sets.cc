@@ -40,8 +40,8 @@ int64_t DeadlineOf(const Keyspace::Entry* e) {
   return e != nullptr ? e->deadline : kNoDeadline;
 }
 
-const SetValue* AsSet(const Keyspace::Entry* e) {
-  return e != nullptr ? static_cast<const SetValue*>(e->object()) : nullptr;
+ValueRef<SetValue> AsSet(const Keyspace::Entry* e) {
+  return ValueRef<SetValue>(e);
 }
 
 // Every member of `s`, in its order.
@@ -65,7 +65,7 @@ void SAdd(CommandContext& ctx) {
   const Keyspace::Entry* e;
   if (!FindTyped(ctx, key, ValueType::kSet, &e, Access::kWrite)) return;
   auto members = ctx.argv.subspan(2);
-  if (const SetValue* s = AsSet(e)) {
+  if (ValueRef<SetValue> s(e); s) {
     // Nothing new: nothing to admit, nothing to log.
     bool any_new = false;
     for (std::string_view m : members) any_new = any_new || !s->Contains(m);
@@ -162,7 +162,8 @@ void PopWithCount(CommandContext& ctx) {
   // One "spop" however many go, sent before the set changes (as Redis),
   // then "del" if it was all of them.
   ctx.Notify(kNotifySet, "spop", key);
-  const SetValue& set = *AsSet(e);
+  const ValueRef<SetValue> ref(e);
+  const SetValue& set = *ref;
   const uint64_t size = set.size();
   std::mt19937_64& rng = Rng();
   if (count >= size) {
@@ -239,14 +240,14 @@ void SPop(CommandContext& ctx) {
 // ---------------------------------------------------------------- reads
 
 void SIsMember(CommandContext& ctx) {
-  const SetValue* s;
+  ValueRef<SetValue> s;
   if (!FindAs(ctx, ctx.argv[1], &s)) return;
   ctx.reply.Int(s != nullptr && s->Contains(ctx.argv[2]) ? 1 : 0);
 }
 
 void SMIsMember(CommandContext& ctx) {
   // A missing key is an empty set: a 0 per member.
-  const SetValue* s;
+  ValueRef<SetValue> s;
   if (!FindAs(ctx, ctx.argv[1], &s)) return;
   ctx.reply.Array(ctx.argv.size() - 2);
   for (size_t i = 2; i < ctx.argv.size(); ++i) {
@@ -256,14 +257,14 @@ void SMIsMember(CommandContext& ctx) {
 
 void SMembers(CommandContext& ctx) {
   // A set reply in RESP3; an intset's members ascending.
-  const SetValue* s;
+  ValueRef<SetValue> s;
   if (!FindAs(ctx, ctx.argv[1], &s)) return;
   ctx.reply.Set(s != nullptr ? s->size() : 0);
   if (s != nullptr) s->ForEach([&](std::string_view m) { ctx.reply.Bulk(m); });
 }
 
 void SCard(CommandContext& ctx) {
-  const SetValue* s;
+  ValueRef<SetValue> s;
   if (!FindAs(ctx, ctx.argv[1], &s)) return;
   ctx.reply.Int(s != nullptr ? static_cast<int64_t>(s->size()) : 0);
 }
@@ -278,7 +279,7 @@ void SRandMember(CommandContext& ctx) {
     return;
   }
   if (ctx.argv.size() == 2) {
-    const SetValue* s;
+    ValueRef<SetValue> s;
     if (!FindAs(ctx, ctx.argv[1], &s)) return;
     if (s == nullptr) {
       ctx.reply.Null();
@@ -293,7 +294,7 @@ void SRandMember(CommandContext& ctx) {
     ctx.reply.Error(kOutOfRangeLong);
     return;
   }
-  const SetValue* s;
+  ValueRef<SetValue> s;
   if (!FindAs(ctx, ctx.argv[1], &s)) return;
   if (s == nullptr || *l == 0) {
     ctx.reply.Array(0);
@@ -334,7 +335,7 @@ void SScan(CommandContext& ctx) {
   // in Redis's order. An intset is one step.
   auto cursor = ScanCursorOrReply(ctx, ctx.argv[2]);
   if (!cursor) return;
-  const SetValue* s;
+  ValueRef<SetValue> s;
   if (!FindAs(ctx, ctx.argv[1], &s)) return;
   if (s == nullptr) {
     ReplyScan(ctx, 0, {});

@@ -130,7 +130,7 @@ std::optional<std::string> ValueByPattern(CommandContext& ctx, std::string_view 
   if (e == nullptr) return std::nullopt;
   if (arrow != std::string_view::npos) {
     if (e->type() != ValueType::kHash) return std::nullopt;
-    auto v = static_cast<const HashValue*>(e->object())->Get(field);
+    auto v = ValueRef<HashValue>(e)->Get(field);  // (the entry's bytes, not the ref's)
     if (!v) return std::nullopt;
     return std::string(*v);
   }
@@ -174,7 +174,7 @@ bool ParseScore(const std::string& s, double* out) {
 bool Load(const Keyspace::Entry& e, std::vector<Item>* out) {
   switch (e.type()) {
     case ValueType::kSet: {
-      const auto* s = static_cast<const SetValue*>(e.object());
+      const ValueRef<SetValue> s(&e);
       out->reserve(s->size());
       s->ForEach([&](std::string_view m) {
         Item it;
@@ -194,7 +194,7 @@ bool Load(const Keyspace::Entry& e, std::vector<Item>* out) {
       return true;
     }
     case ValueType::kZSet: {
-      const auto* z = static_cast<const ZSetValue*>(e.object());
+      const ValueRef<ZSetValue> z(&e);
       out->reserve(z->size());
       for (auto i = z->First(); i.valid(); i.Next()) {
         Item it;

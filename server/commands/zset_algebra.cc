@@ -14,6 +14,7 @@
 // sums of floats round exactly as there.
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -149,14 +150,17 @@ void ZSetOpGeneric(CommandContext& ctx, bool store, size_t numkeys_at, SetOp op,
   }
   const auto n = static_cast<size_t>(*setnum);
   std::vector<Source> src(n);
+  // What the sources point to (a packed value is a view: types/value_ref.h).
+  std::deque<ValueRef<ZSetValue>> zsets;
+  std::deque<ValueRef<SetValue>> sets;
   size_t j = numkeys_at + 1;
   for (size_t i = 0; i < n; ++i, ++j) {
     const Keyspace::Entry* e = FindForRead(ctx, argv[j]);
     if (e == nullptr) continue;
     if (e->type() == ValueType::kZSet) {
-      src[i].z = static_cast<const ZSetValue*>(e->object());
+      src[i].z = zsets.emplace_back(e).get();
     } else if (e->type() == ValueType::kSet) {
-      src[i].set = static_cast<const SetValue*>(e->object());
+      src[i].set = sets.emplace_back(e).get();
     } else {
       ctx.reply.Error(kWrongType);
       return;

@@ -33,7 +33,7 @@ std::vector<ZPopped> ZPop(Store& store, std::string_view key, ZEnd end, size_t c
   std::vector<ZPopped> out;
   const Keyspace::Entry* e = store.Find(key, now);
   if (e == nullptr || e->type() != ValueType::kZSet) return out;
-  const auto* z = static_cast<const ZSetValue*>(e->object());
+  const ValueRef<ZSetValue> z(e);  // (read before the ZREMs below)
   count = std::min(count, z->size());
   out.reserve(count);
   ZSetValue::Iter it = end == ZEnd::kMin ? z->First() : z->Last();

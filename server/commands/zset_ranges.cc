@@ -139,7 +139,7 @@ void ZRangeGeneric(CommandContext& ctx, size_t first, bool store, RangeType type
       break;
   }
 
-  const ZSetValue* z;
+  ValueRef<ZSetValue> z;
   if (!FindAs(ctx, key, &z, Access::kRead)) return;
   static thread_local Picked picked;
   picked.clear();
@@ -238,7 +238,7 @@ void ZRemRangeGeneric(CommandContext& ctx, RangeType type) {
       return;
     }
   }
-  const ZSetValue* z;
+  ValueRef<ZSetValue> z;
   if (!FindAs(ctx, key, &z, Access::kWrite)) return;
   if (z == nullptr) {
     ctx.reply.Int(0);

@@ -31,9 +31,9 @@ constexpr std::string_view kNotFloat = "ERR value is not a valid float";
 // A sorted set's entry (for its deadline) and value; false after replying
 // WRONGTYPE. *z is nullptr when the key is absent.
 bool FindZSet(CommandContext& ctx, std::string_view key, const Keyspace::Entry** e,
-              const ZSetValue** z, Access access) {
+              ValueRef<ZSetValue>* z, Access access) {
   if (!FindTyped(ctx, key, ValueType::kZSet, e, access)) return false;
-  *z = *e != nullptr ? static_cast<const ZSetValue*>((*e)->object()) : nullptr;
+  z->Reset(*e);
   return true;
 }
 
@@ -162,7 +162,7 @@ void ZAddGeneric(CommandContext& ctx, bool incr) {
     scores.push_back(*s);
   }
   const Keyspace::Entry* e;
-  const ZSetValue* z;
+  ValueRef<ZSetValue> z;
   if (!FindZSet(ctx, key, &e, &z, Access::kWrite)) return;
 
   // The pairs that change the set, in order (a member may come twice), and
@@ -244,7 +244,7 @@ void ZIncrBy(CommandContext& ctx) {
 void ZRem(CommandContext& ctx) {
   const std::string_view key = ctx.argv[1];
   const Keyspace::Entry* e;
-  const ZSetValue* z;
+  ValueRef<ZSetValue> z;
   if (!FindZSet(ctx, key, &e, &z, Access::kWrite)) return;
   if (z == nullptr) {
     ctx.reply.Int(0);
@@ -267,14 +267,14 @@ void ZRem(CommandContext& ctx) {
 
 void ZCard(CommandContext& ctx) {
   const Keyspace::Entry* e;
-  const ZSetValue* z;
+  ValueRef<ZSetValue> z;
   if (!FindZSet(ctx, ctx.argv[1], &e, &z, Access::kRead)) return;
   ctx.reply.Int(z != nullptr ? static_cast<int64_t>(z->size()) : 0);
 }
 
 void ZScore(CommandContext& ctx) {
   const Keyspace::Entry* e;
-  const ZSetValue* z;
+  ValueRef<ZSetValue> z;
   if (!FindZSet(ctx, ctx.argv[1], &e, &z, Access::kRead)) return;
   std::optional<double> s = z != nullptr ? z->Score(ctx.argv[2]) : std::nullopt;
   if (s) {
@@ -287,7 +287,7 @@ void ZScore(CommandContext& ctx) {
 void ZMScore(CommandContext& ctx) {
   // A missing key reads as an empty set: a nil per member.
   const Keyspace::Entry* e;
-  const ZSetValue* z;
+  ValueRef<ZSetValue> z;
   if (!FindZSet(ctx, ctx.argv[1], &e, &z, Access::kRead)) return;
   ctx.reply.Array(ctx.argv.size() - 2);
   for (size_t j = 2; j < ctx.argv.size(); ++j) {
@@ -302,7 +302,7 @@ void ZMScore(CommandContext& ctx) {
 
 void ZRankGeneric(CommandContext& ctx, bool reverse) {
   const Keyspace::Entry* e;
-  const ZSetValue* z;
+  ValueRef<ZSetValue> z;
   if (!FindZSet(ctx, ctx.argv[1], &e, &z, Access::kRead)) return;
   std::optional<size_t> r = z != nullptr ? z->Rank(ctx.argv[2], reverse) : std::nullopt;
   if (r) {
@@ -328,7 +328,7 @@ void ZCount(CommandContext& ctx) {
     return;
   }
   const Keyspace::Entry* e;
-  const ZSetValue* z;
+  ValueRef<ZSetValue> z;
   if (!FindZSet(ctx, ctx.argv[1], &e, &z, Access::kRead)) return;
   ctx.reply.Int(z != nullptr ? static_cast<int64_t>(z->CountInRange(*range)) : 0);
 }
@@ -340,7 +340,7 @@ void ZLexCount(CommandContext& ctx) {
     return;
   }
   const Keyspace::Entry* e;
-  const ZSetValue* z;
+  ValueRef<ZSetValue> z;
   if (!FindZSet(ctx, ctx.argv[1], &e, &z, Access::kRead)) return;
   ctx.reply.Int(z != nullptr ? static_cast<int64_t>(z->CountInLex(*range)) : 0);
 }
@@ -352,7 +352,7 @@ void ZLexCount(CommandContext& ctx) {
 // one returns distinct members — the whole set when it asks for as many.
 void ZRandMemberWithCount(CommandContext& ctx, int64_t l, bool withscores) {
   const Keyspace::Entry* e;
-  const ZSetValue* z;
+  ValueRef<ZSetValue> z;
   if (!FindZSet(ctx, ctx.argv[1], &e, &z, Access::kRead)) return;
   if (z == nullptr || l == 0) {
     ctx.reply.Array(0);
@@ -438,7 +438,7 @@ void ZRandMember(CommandContext& ctx) {
     return;
   }
   const Keyspace::Entry* e;
-  const ZSetValue* z;
+  ValueRef<ZSetValue> z;
   if (!FindZSet(ctx, ctx.argv[1], &e, &z, Access::kRead)) return;
   if (z == nullptr) {
     ctx.reply.Null();
@@ -470,7 +470,7 @@ void ZScan(CommandContext& ctx) {
     return;
   }
   const Keyspace::Entry* e;
-  const ZSetValue* z;
+  ValueRef<ZSetValue> z;
   if (!FindZSet(ctx, ctx.argv[1], &e, &z, Access::kRead)) return;
   if (z == nullptr) {
     ctx.reply.Array(2);

@@ -4,6 +4,7 @@
 
 #include "log/record.h"
 #include "server/keyspace.h"
+#include "server/types/value_ref.h"
 
 namespace latch {
 
@@ -114,28 +115,14 @@ bool HashValue::Erase(std::string_view field) {
   return true;
 }
 
-namespace {
-
-// The hash an applier writes to: the key's, or a new one (nullptr and
-// `error` set when the key holds another type).
-HashValue* HashFor(Keyspace& ks, std::string_view key, bool create, Applied* out) {
-  const Keyspace::Entry* e = ks.Peek(key);
-  if (e == nullptr) {
-    if (!create) return nullptr;
-    e = ks.SetObject(key, std::make_unique<HashValue>(), kNoDeadline);
-  } else if (e->type() != HashValue::kType) {
-    out->error = "HSET/HDEL of a key that holds a " + std::string(TypeName(e->type()));
-    return nullptr;
-  }
-  return static_cast<HashValue*>(Keyspace::MutableObject(*e));
-}
-
-}  // namespace
-
 Applied ApplyHSet(Keyspace& ks, const aof::Record& r, const EncodingLimits& limits) {
   Applied out;
-  HashValue* h = HashFor(ks, r.key, /*create=*/true, &out);
-  if (h == nullptr) return out;
+  Changing<HashValue> h(ks, r.key);
+  if (!h.ok()) {
+    out.error = h.error("HSET");
+    return out;
+  }
+  if (!h.found()) h.Create(std::make_unique<HashValue>());
   // hashTypeTryConversion: any argument too long for the listpack converts
   // the hash before anything is added.
   if (h->packed()) {
@@ -150,19 +137,24 @@ Applied ApplyHSet(Keyspace& ks, const aof::Record& r, const EncodingLimits& limi
     if (h->Set(r.args[i], r.args[i + 1], limits)) ++out.count;
   }
   out.changed = true;
+  h.Commit();
   return out;
 }
 
 Applied ApplyHDel(Keyspace& ks, const aof::Record& r) {
   Applied out;
-  HashValue* h = HashFor(ks, r.key, /*create=*/false, &out);
-  if (h == nullptr) return out;
+  Changing<HashValue> h(ks, r.key);
+  if (!h.ok()) {
+    out.error = h.error("HDEL");
+    return out;
+  }
+  if (!h.found()) return out;
   for (size_t i = 2; i < r.args.size(); ++i) {
     if (h->Erase(r.args[i])) ++out.count;
   }
   out.changed = out.count > 0;
-  // An empty hash is no key at all.
-  if (h->size() == 0) ks.Erase(r.key);
+  // (An empty hash is no key at all: Commit removes it.)
+  if (out.changed) h.Commit();
   return out;
 }
 

@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -48,6 +49,19 @@ class HashValue final : public Object {
   std::unique_ptr<Object> Clone() const override { return std::make_unique<HashValue>(*this); }
   bool Equals(const Object& other) const override;
   void WriteRecords(std::string_view key, aof::Batch& out) const override;
+
+  // ---- packed in a keyspace entry (keyspace.h, types/value_ref.h)
+  // Whether the value may live in its entry as its image: compact, and an
+  // image of at most kMaxImageBytes.
+  bool Packable() const { return !dict_ && list_.image_bytes() <= kMaxImageBytes; }
+  void WriteImage(std::string& out) const { list_.WriteImage(out); }
+  // Becomes a copy of the value `image` describes (an empty value before);
+  // false if it is not an image of one.
+  bool LoadImage(std::string_view image) { return list_.Assign(image); }
+  // Becomes a read-only view of the image (see PackedList::Borrow), which
+  // ReturnImage() lets go.
+  void BorrowImage(std::string_view image) { list_.Borrow(image); }
+  void ReturnImage() { list_.Unborrow(); }
 
   // ---- reads
   bool packed() const { return !dict_; }

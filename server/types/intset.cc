@@ -163,4 +163,46 @@ size_t IntSet::memory() const {
   return data_ != nullptr ? malloc_usable_size(data_) : 0;
 }
 
+void IntSet::WriteImage(std::string& out) const {
+  out.push_back(static_cast<char>(width_));
+  if (len_ > 0) out.append(reinterpret_cast<const char*>(data_), size_t{len_} * width_);
+}
+
+namespace {
+
+// The width and length an intset image states; false if it is not one.
+bool ReadImage(std::string_view image, int* width, size_t* len) {
+  if (image.empty()) return false;
+  *width = static_cast<unsigned char>(image[0]);
+  if (*width != 2 && *width != 4 && *width != 8) return false;
+  if ((image.size() - 1) % static_cast<size_t>(*width) != 0) return false;
+  *len = (image.size() - 1) / static_cast<size_t>(*width);
+  return true;
+}
+
+}  // namespace
+
+bool IntSet::Assign(std::string_view image) {
+  int width;
+  size_t len;
+  if (!ReadImage(image, &width, &len)) return false;
+  Clear();
+  width_ = static_cast<uint8_t>(width);
+  if (len > 0) {
+    Resize(len);
+    std::memcpy(data_, image.data() + 1, len * static_cast<size_t>(width));
+  }
+  len_ = static_cast<uint32_t>(len);
+  return true;
+}
+
+void IntSet::Borrow(std::string_view image) {
+  int width = 2;
+  size_t len = 0;
+  ReadImage(image, &width, &len);  // (an entry's image: always one)
+  data_ = len > 0 ? reinterpret_cast<unsigned char*>(const_cast<char*>(image.data() + 1)) : nullptr;
+  len_ = static_cast<uint32_t>(len);
+  width_ = static_cast<uint8_t>(width);
+}
+
 }  // namespace latch

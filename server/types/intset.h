@@ -20,6 +20,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <random>
+#include <string>
+#include <string_view>
 
 namespace latch {
 
@@ -51,6 +53,24 @@ class IntSet {
 
   // Bytes allocated (as the allocator rounded them).
   size_t memory() const;
+
+  // ---- as an image (a set packed in its keyspace entry, keyspace.h): one
+  // byte of width, then the elements as they are stored.
+  void WriteImage(std::string& out) const;
+  static size_t ImageBytes(size_t len, int width) { return 1 + len * static_cast<size_t>(width); }
+  size_t image_bytes() const { return ImageBytes(len_, width_); }
+  // Becomes a copy of the set `image` describes (false: not an intset
+  // image, and nothing changed).
+  bool Assign(std::string_view image);
+  // Becomes a read-only view of it, without copying: the bytes must outlive
+  // it, nothing may change it, and Unborrow() must let them go before it is
+  // destroyed (types/value_ref.h does both).
+  void Borrow(std::string_view image);
+  void Unborrow() {
+    data_ = nullptr;
+    len_ = 0;
+    width_ = 2;
+  }
 
  private:
   static int WidthOf(int64_t v);

@@ -66,6 +66,12 @@ struct Applied {
   std::string error;
 };
 
+// The largest image of a small hash, set or sorted set that its keyspace
+// entry holds in place of a pointer to its Object (keyspace.h, "packed in
+// the entry"): past it the collection is boxed, so that changing one element
+// never copies more than this.
+inline constexpr size_t kMaxImageBytes = 1024;
+
 // A hash, set, sorted set or list.
 class Object {
  public:

@@ -54,6 +54,38 @@ PackedList& PackedList::operator=(const PackedList& other) {
   return *this;
 }
 
+void PackedList::WriteImage(std::string& out) const {
+  const uint32_t count = count_;
+  out.append(reinterpret_cast<const char*>(&count), sizeof(count));
+  if (size_ > 0) out.append(buf_, size_);
+}
+
+bool PackedList::Assign(std::string_view image) {
+  if (image.size() < sizeof(uint32_t)) return false;
+  uint32_t count;
+  std::memcpy(&count, image.data(), sizeof(count));
+  image.remove_prefix(sizeof(count));
+  Clear();
+  if (!image.empty()) {
+    Reserve(image.size());
+    std::memcpy(buf_, image.data(), image.size());
+  }
+  size_ = static_cast<uint32_t>(image.size());
+  count_ = count;
+  return true;
+}
+
+void PackedList::Borrow(std::string_view image) {
+  uint32_t count = 0;
+  if (image.size() >= sizeof(count)) {
+    std::memcpy(&count, image.data(), sizeof(count));
+    image.remove_prefix(sizeof(count));
+  }
+  buf_ = image.empty() ? nullptr : const_cast<char*>(image.data());
+  size_ = static_cast<uint32_t>(image.size());
+  count_ = count;
+}
+
 PackedList& PackedList::operator=(PackedList&& other) noexcept {
   if (this == &other) return *this;
   std::free(buf_);

@@ -97,6 +97,23 @@ class PackedList {
   // The bytes an element of `len` bytes takes.
   static size_t EncodedSize(size_t len);
 
+  // ---- as an image (a small hash or sorted set packed in its keyspace
+  // entry, keyspace.h): the element count (4 bytes), then the encoding.
+  void WriteImage(std::string& out) const;
+  size_t image_bytes() const { return sizeof(uint32_t) + size_; }
+  // Becomes a copy of the list `image` describes (false: too short to be
+  // one, and nothing changed).
+  bool Assign(std::string_view image);
+  // Becomes a read-only view of it, without copying: the bytes must outlive
+  // it, nothing may change it, and Unborrow() must let them go before it is
+  // destroyed (types/value_ref.h does both).
+  void Borrow(std::string_view image);
+  void Unborrow() {
+    buf_ = nullptr;
+    size_ = 0;
+    count_ = 0;
+  }
+
  private:
   // Reads the element header at `pos`: its data offset and length.
   void Header(size_t pos, size_t* data, size_t* len) const;

@@ -7,6 +7,7 @@
 #include "log/record.h"
 #include "protocol/text.h"
 #include "server/keyspace.h"
+#include "server/types/value_ref.h"
 
 namespace latch {
 
@@ -125,43 +126,37 @@ bool SetValue::Remove(std::string_view member) {
   return v && ints_.Remove(*v);
 }
 
-namespace {
-
-SetValue* SetFor(Keyspace& ks, std::string_view key, std::string_view first, bool create,
-                 Applied* out) {
-  const Keyspace::Entry* e = ks.Peek(key);
-  if (e == nullptr) {
-    if (!create) return nullptr;
-    e = ks.SetObject(key, std::make_unique<SetValue>(first), kNoDeadline);
-  } else if (e->type() != SetValue::kType) {
-    out->error = "SADD/SREM of a key that holds a " + std::string(TypeName(e->type()));
-    return nullptr;
-  }
-  return static_cast<SetValue*>(Keyspace::MutableObject(*e));
-}
-
-}  // namespace
-
 Applied ApplySAdd(Keyspace& ks, const aof::Record& r, const EncodingLimits& limits) {
   Applied out;
-  SetValue* s = SetFor(ks, r.key, r.args[2], /*create=*/true, &out);
-  if (s == nullptr) return out;
+  Changing<SetValue> s(ks, r.key);
+  if (!s.ok()) {
+    out.error = s.error("SADD");
+    return out;
+  }
+  // A new set takes the encoding its first member calls for (setTypeCreate).
+  if (!s.found()) s.Create(std::make_unique<SetValue>(r.args[2]));
   for (size_t i = 2; i < r.args.size(); ++i) {
     if (s->Add(r.args[i], limits)) ++out.count;
   }
   out.changed = out.count > 0;
+  if (out.changed) s.Commit();
   return out;
 }
 
 Applied ApplySRem(Keyspace& ks, const aof::Record& r) {
   Applied out;
-  SetValue* s = SetFor(ks, r.key, {}, /*create=*/false, &out);
-  if (s == nullptr) return out;
+  Changing<SetValue> s(ks, r.key);
+  if (!s.ok()) {
+    out.error = s.error("SREM");
+    return out;
+  }
+  if (!s.found()) return out;
   for (size_t i = 2; i < r.args.size(); ++i) {
     if (s->Remove(r.args[i])) ++out.count;
   }
   out.changed = out.count > 0;
-  if (s->size() == 0) ks.Erase(r.key);
+  // (An empty set is no key at all: Commit removes it.)
+  if (out.changed) s.Commit();
   return out;
 }
 

@@ -60,6 +60,19 @@ class SetValue final : public Object {
   bool Equals(const Object& other) const override;
   void WriteRecords(std::string_view key, aof::Batch& out) const override;
 
+  // ---- packed in a keyspace entry (keyspace.h, types/value_ref.h)
+  // Whether the value may live in its entry as its image: compact, and an
+  // image of at most kMaxImageBytes.
+  bool Packable() const { return !dict_ && ints_.image_bytes() <= kMaxImageBytes; }
+  void WriteImage(std::string& out) const { ints_.WriteImage(out); }
+  // Becomes a copy of the value `image` describes (an empty value before);
+  // false if it is not an image of one.
+  bool LoadImage(std::string_view image) { return ints_.Assign(image); }
+  // Becomes a read-only view of the image (see PackedList::Borrow), which
+  // ReturnImage() lets go.
+  void BorrowImage(std::string_view image) { ints_.Borrow(image); }
+  void ReturnImage() { ints_.Unborrow(); }
+
   // ---- reads
   bool is_intset() const { return !dict_; }
   bool Contains(std::string_view member) const;

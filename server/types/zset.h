@@ -116,6 +116,19 @@ class ZSetValue final : public Object {
 
   bool packed() const { return sl_ == nullptr; }
 
+  // ---- packed in a keyspace entry (keyspace.h, types/value_ref.h)
+  // Whether the value may live in its entry as its image: compact, and an
+  // image of at most kMaxImageBytes.
+  bool Packable() const { return packed() && lp_.image_bytes() <= kMaxImageBytes; }
+  void WriteImage(std::string& out) const { lp_.WriteImage(out); }
+  // Becomes a copy of the value `image` describes (an empty value before);
+  // false if it is not an image of one.
+  bool LoadImage(std::string_view image) { return lp_.Assign(image); }
+  // Becomes a read-only view of the image (see PackedList::Borrow), which
+  // ReturnImage() lets go.
+  void BorrowImage(std::string_view image) { lp_.Borrow(image); }
+  void ReturnImage() { lp_.Unborrow(); }
+
   // ---- reads
   // The member's score (O(1) as a skiplist, a scan as a listpack).
   std::optional<double> Score(std::string_view member) const;

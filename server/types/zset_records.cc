@@ -9,6 +9,7 @@
 #include "log/record.h"
 #include "protocol/text.h"
 #include "server/keyspace.h"
+#include "server/types/value_ref.h"
 #include "server/types/zset.h"
 
 namespace latch {
@@ -54,19 +55,18 @@ Applied ApplyZAdd(Keyspace& ks, const aof::Record& r, const EncodingLimits& limi
     }
     scores.push_back(*s);
   }
-  const Keyspace::Entry* e = ks.Peek(r.key);
-  if (e != nullptr && e->type() != ValueType::kZSet) {
-    out.error = "ZADD on a key that holds a " + std::string(TypeName(e->type()));
+  Changing<ZSetValue> z(ks, r.key);
+  if (!z.ok()) {
+    out.error = z.error("ZADD");
     return out;
   }
-  if (e == nullptr) {
+  if (!z.found()) {
     // Redis's ZADD: a listpack, unless the settings rule it out from the
     // first member on.
     const bool packed = limits.zset_max_listpack_entries != 0 &&
                         limits.zset_max_listpack_value >= static_cast<int64_t>(a[3].size());
-    e = ks.SetObject(r.key, std::make_unique<ZSetValue>(packed), kNoDeadline);
+    z.Create(std::make_unique<ZSetValue>(packed));
   }
-  auto* z = static_cast<ZSetValue*>(Keyspace::MutableObject(*e));
   for (size_t i = 0; i < scores.size(); ++i) {
     switch (z->Set(a[3 + 2 * i], scores[i], limits)) {
       case ZSetValue::SetResult::kAdded:
@@ -81,23 +81,24 @@ Applied ApplyZAdd(Keyspace& ks, const aof::Record& r, const EncodingLimits& limi
     }
   }
   // (A new key always gets its first member, so it is never left empty.)
+  if (out.changed) z.Commit();
   return out;
 }
 
 Applied ApplyZRem(Keyspace& ks, const aof::Record& r) {
   Applied out;
-  const Keyspace::Entry* e = ks.Peek(r.key);
-  if (e == nullptr) return out;
-  if (e->type() != ValueType::kZSet) {
-    out.error = "ZREM on a key that holds a " + std::string(TypeName(e->type()));
+  Changing<ZSetValue> z(ks, r.key);
+  if (!z.ok()) {
+    out.error = z.error("ZREM");
     return out;
   }
-  auto* z = static_cast<ZSetValue*>(Keyspace::MutableObject(*e));
+  if (!z.found()) return out;
   for (size_t i = 2; i < r.args.size(); ++i) {
     if (z->Remove(r.args[i])) ++out.count;
   }
   out.changed = out.count > 0;
-  if (z->size() == 0) ks.Erase(r.key);
+  // (The key goes with the last member: Commit removes it.)
+  if (out.changed) z.Commit();
   return out;
 }
 

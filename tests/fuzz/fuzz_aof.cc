@@ -53,6 +53,7 @@
 #include "server/types/hash.h"
 #include "server/types/list.h"
 #include "server/types/set.h"
+#include "server/types/value_ref.h"
 #include "server/types/zset.h"
 
 namespace {
@@ -673,14 +674,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (entry.type == latch::ValueType::kString) {
         Check(e->value() == entry.value, "value differs from the model", key);
       } else if (entry.type == latch::ValueType::kHash) {
-        const auto* h = static_cast<const latch::HashValue*>(e->object());
+        const latch::ValueRef<latch::HashValue> h(e);
         Check(h->size() == entry.hash.size(), "hash size differs from the model", key);
         for (const auto& [field, value] : entry.hash) {
           auto v = h->Get(field);
           Check(v.has_value() && *v == value, "hash field differs from the model", key);
         }
       } else if (entry.type == latch::ValueType::kZSet) {
-        const auto* z = static_cast<const latch::ZSetValue*>(e->object());
+        const latch::ValueRef<latch::ZSetValue> z(e);
         Check(z->size() == entry.zset.size(), "sorted set size differs from the model", key);
         for (const auto& [member, score] : entry.zset) {
           auto got = z->Score(member);
@@ -695,7 +696,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           Check(c.value() == entry.list[i], "list element differs from the model", key);
         }
       } else {
-        const auto* set = static_cast<const latch::SetValue*>(e->object());
+        const latch::ValueRef<latch::SetValue> set(e);
         Check(set->size() == entry.set.size(), "set size differs from the model", key);
         for (const std::string& m : entry.set) {
           Check(set->Contains(m), "set member missing from the model", key);

@@ -4,7 +4,9 @@
 // the key when empty, refuse another type).
 #include <gtest/gtest.h>
 
+#include <deque>
 #include <map>
+#include <memory>
 #include <random>
 #include <set>
 #include <string>
@@ -16,6 +18,7 @@
 #include "server/types/hash.h"
 #include "server/types/intset.h"
 #include "server/types/set.h"
+#include "server/types/value_ref.h"
 
 namespace latch {
 namespace {
@@ -112,9 +115,15 @@ Applied Apply(Keyspace& ks, std::vector<std::string> words, const EncodingLimits
   }
 }
 
+// The collection under `key`, or nullptr: the Object itself when boxed, a
+// copy when packed in its entry (kept until the test ends: a view would not
+// outlive the next change).
 const Object* ObjectAt(Keyspace& ks, std::string_view key) {
+  static std::deque<std::unique_ptr<Object>> copies;
   const Keyspace::Entry* e = ks.Peek(key);
-  return e != nullptr && !e->is_string() ? e->object() : nullptr;
+  if (e == nullptr || e->is_string()) return nullptr;
+  if (e->boxed()) return e->object();
+  return copies.emplace_back(WithObject(*e, [](const Object& o) { return o.Clone(); })).get();
 }
 
 // Replays `value`'s WriteRecords under `key` into a fresh keyspace and
@@ -314,6 +323,99 @@ TEST(SetValueTest, AppliersRefuseAnotherTypeAndRewriteInBatches) {
       EXPECT_TRUE(clone->Equals(*ObjectAt(k2, "s")));
     }
   }
+}
+
+// ---------------------------------------------------------------- packed in the entry
+
+// A small hash, set or sorted set is its image in its keyspace entry (one
+// allocation); past kMaxImageBytes, or once a hashtable, it is boxed; shrunk
+// back under, its next write packs it again. Its lease stays through every
+// change of where it lives, and the entry's allocation is what MEMORY USAGE
+// counts.
+TEST(PackedInEntryTest, SmallValuesLiveInTheirEntryAndMoveOutPastTheLimit) {
+  EncodingLimits limits;
+  Keyspace ks;
+  Apply(ks, {"HSET", "h", "field:0", "value:0"}, limits);
+  ASSERT_TRUE(ks.SetDeadline("h", 1000000));
+  const Keyspace::Entry* e = ks.Peek("h");
+  ASSERT_NE(e, nullptr);
+  EXPECT_TRUE(e->packed_in_entry());
+  for (int i = 1; i < 8; ++i) {
+    Apply(ks, {"HSET", "h", "field:" + std::to_string(i), "value:" + std::to_string(i)}, limits);
+  }
+  e = ks.Peek("h");
+  EXPECT_TRUE(e->packed_in_entry());
+  // Eight 7-byte fields and values in one block (192 bytes from glibc's
+  // malloc, with the bucket's pointer): boxed, the same hash takes three
+  // blocks, 232 bytes as AllocationOf counts them (more as malloc rounds
+  // them: the entry 48, the object 48, the listpack 160, and the bucket).
+  EXPECT_LE(Keyspace::AllocationOf(*e), 200u) << "a small hash is one allocation";
+  EXPECT_EQ(e->deadline, 1000000);
+
+  // Grown past the image limit while still a listpack: boxed, same lease.
+  const std::string wide(40, 'x');
+  int added = 0;
+  while (ks.Peek("h")->packed_in_entry()) {
+    Apply(ks, {"HSET", "h", "wide:" + std::to_string(added++), wide}, limits);
+  }
+  e = ks.Peek("h");
+  EXPECT_TRUE(e->boxed());
+  EXPECT_EQ(e->object()->encoding(), "listpack");
+  EXPECT_GT(static_cast<const HashValue*>(e->object())->size(), 8u);
+  EXPECT_EQ(e->deadline, 1000000);
+  // Shrunk under it: packed again by the write that shrank it.
+  for (int i = 0; i < added; ++i) Apply(ks, {"HDEL", "h", "wide:" + std::to_string(i)}, limits);
+  e = ks.Peek("h");
+  EXPECT_TRUE(e->packed_in_entry());
+  EXPECT_EQ(e->deadline, 1000000);
+  const auto* h = static_cast<const HashValue*>(ObjectAt(ks, "h"));
+  ASSERT_EQ(h->size(), 8u);
+  EXPECT_EQ(h->Get("field:7").value_or(""), "value:7");
+
+  // A hashtable is always boxed.
+  Apply(ks, {"HSET", "h", "long", std::string(100, 'v')}, limits);
+  EXPECT_TRUE(ks.Peek("h")->boxed());
+  EXPECT_EQ(ks.Peek("h")->object()->encoding(), "hashtable");
+
+  // Sets: an intset is packed; a string member makes it a boxed hashtable.
+  for (int i = 0; i < 16; ++i) Apply(ks, {"SADD", "s", std::to_string(i * 1000)}, limits);
+  e = ks.Peek("s");
+  EXPECT_TRUE(e->packed_in_entry());
+  // (80 bytes packed; boxed: 120, in three blocks.)
+  EXPECT_LE(Keyspace::AllocationOf(*e), 96u) << "a small intset is one allocation";
+  EXPECT_EQ(e->image().size(), 1u + 16 * 2);
+  Apply(ks, {"SADD", "s", "70000"}, limits);  // widens to 4 bytes, still packed
+  EXPECT_EQ(ks.Peek("s")->image().size(), 1u + 17 * 4);
+  Apply(ks, {"SADD", "s", "m"}, limits);
+  EXPECT_TRUE(ks.Peek("s")->boxed());
+  EXPECT_EQ(ks.Peek("s")->object()->encoding(), "hashtable");
+  EXPECT_TRUE(static_cast<const SetValue*>(ObjectAt(ks, "s"))->Contains("70000"));
+
+  // The last element removed from a packed value removes the key.
+  Apply(ks, {"SADD", "t", "1"}, limits);
+  Apply(ks, {"SREM", "t", "1"}, limits);
+  EXPECT_EQ(ks.Peek("t"), nullptr);
+}
+
+// A view reads the entry's bytes, and gives them back: destroying it frees
+// nothing (ASan would see a free of memory inside the entry).
+TEST(PackedInEntryTest, ViewsReadTheImageWithoutOwningIt) {
+  Keyspace ks;
+  Apply(ks, {"HSET", "h", "a", "1", "b", "2"});
+  Apply(ks, {"SADD", "s", "5", "-3"});
+  {
+    ValueRef<HashValue> h(ks.Peek("h"));
+    ASSERT_TRUE(h);
+    EXPECT_EQ(h->size(), 2u);
+    EXPECT_EQ(h->Get("b").value_or(""), "2");
+    ValueRef<SetValue> s(ks.Peek("s"));
+    std::vector<std::string> members;
+    s->ForEach([&](std::string_view m) { members.emplace_back(m); });
+    EXPECT_EQ(members, (std::vector<std::string>{"-3", "5"}));
+    h.Reset(nullptr);
+    EXPECT_FALSE(h);
+  }
+  EXPECT_EQ(ValueRef<HashValue>(ks.Peek("h"))->size(), 2u);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -13,13 +14,20 @@
 #include "log/reader.h"
 #include "server/keyspace.h"
 #include "server/store.h"
+#include "server/types/value_ref.h"
 
 namespace latch::test {
 
+// A copy of the collection `e` holds, packed in its entry or boxed (a view
+// of a packed one would not outlive a change to the keyspace).
+inline std::unique_ptr<Object> CopyOf(const Keyspace::Entry& e) {
+  return WithObject(e, [](const Object& o) { return o.Clone(); });
+}
+
 // One key as the comparison sees it.
 struct KeyState {
-  std::string value;                // a string's bytes
-  const Object* object = nullptr;   // a collection (compared with Object::Equals)
+  std::string value;                     // a string's bytes
+  std::shared_ptr<const Object> object;  // a collection's copy (compared with Object::Equals)
   int64_t deadline = kNoDeadline;
   uint64_t token = 0;
   bool operator==(const KeyState& o) const {
@@ -53,7 +61,7 @@ inline Snapshot LiveKeys(const Store& store, int64_t now) {
       if (e.is_string()) {
         k.value = std::string(e.value());
       } else {
-        k.object = e.object();
+        k.object = CopyOf(e);
       }
       k.deadline = e.deadline;
       k.token = e.token();
