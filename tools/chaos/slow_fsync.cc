@@ -6,6 +6,12 @@
 // data directory), and sleeps that many milliseconds first. No file, no
 // delay: the library is inert until the harness writes one.
 //
+// With LATCH_FSYNC_TRACE naming a file, each call that returns appends a
+// line to it: the CLOCK_MONOTONIC time it returned at, in nanoseconds, and
+// the file it synced (its /proc/self/fd link). A test reads it to tell which
+// fsyncs came before a reply (tests/integration/test_quarantine.py: the
+// start fsyncs the log it inherited before its first grant).
+//
 // The new server has DEBUG FAULT-IO for slow disks; an old build has no such
 // knob, yet the fault that matters most there (a process crash while
 // everysec fsyncs are slow, with replies already sent for writes the loop
@@ -15,7 +21,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <ctime>
 
 namespace {
 
@@ -34,6 +42,28 @@ void Wait() {
   if (int ms = DelayMs(); ms > 0) ::usleep(static_cast<useconds_t>(ms) * 1000);
 }
 
+void Trace(int fd) {
+  const char* trace = std::getenv("LATCH_FSYNC_TRACE");
+  if (trace == nullptr) return;
+  char link[64];
+  std::snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+  char target[512];
+  const ssize_t n = ::readlink(link, target, sizeof(target) - 1);
+  target[n > 0 ? n : 0] = '\0';
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  char line[600];
+  const int len =
+      std::snprintf(line, sizeof(line), "%lld %s\n",
+                    static_cast<long long>(ts.tv_sec) * 1000000000LL + ts.tv_nsec, target);
+  const int out = ::open(trace, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (out < 0) return;
+  if (::write(out, line, static_cast<size_t>(len)) < 0) {
+    // (a trace line lost: the test reading it fails, saying so)
+  }
+  ::close(out);
+}
+
 using SyncFn = int (*)(int);
 
 SyncFn Next(const char* name) {
@@ -45,11 +75,15 @@ SyncFn Next(const char* name) {
 extern "C" int fsync(int fd) {
   static const SyncFn real = Next("fsync");
   Wait();
-  return real(fd);
+  const int rc = real(fd);
+  Trace(fd);
+  return rc;
 }
 
 extern "C" int fdatasync(int fd) {
   static const SyncFn real = Next("fdatasync");
   Wait();
-  return real(fd);
+  const int rc = real(fd);
+  Trace(fd);
+  return rc;
 }
