@@ -96,14 +96,17 @@ bool HashValue::Set(std::string_view field, std::string_view value, const Encodi
   }
   if (dict_) return dict_->Set(field, value).second;
   const size_t pos = list_.Find(field, list_.begin(), 2);
-  if (pos != list_.end()) {
+  const bool added = pos == list_.end();
+  if (added) {
+    list_.PushBack(field);
+    list_.PushBack(value);
+  } else {
     list_.Replace(list_.Next(pos), value);
-    return false;
   }
-  list_.PushBack(field);
-  list_.PushBack(value);
+  // After an update too, as hashTypeSet: a hash over an entry limit that
+  // CONFIG SET lowered converts on its next write.
   if (size() > static_cast<uint64_t>(limits.hash_max_listpack_entries)) Convert();
-  return true;
+  return added;
 }
 
 bool HashValue::Erase(std::string_view field) {

@@ -226,6 +226,19 @@ SCRIPTS = {
         ("HINCRBY", "w", "a", "1000"),
         ("OBJECT", "ENCODING", "w"),
         ("CONFIG", "SET", "hash-max-ziplist-value", "64"),
+        # The entry limit is checked after an update too (hashTypeSet): a
+        # hash over a lowered limit converts on the next HSET or HINCRBY of
+        # a field it has.
+        ("CONFIG", "SET", "hash-max-listpack-entries", "128"),
+        ("HSET", "x", "a", "1", "b", "2", "c", "3"),
+        ("HSET", "y", "a", "1", "b", "2", "c", "3"),
+        ("CONFIG", "SET", "hash-max-listpack-entries", "2"),
+        ("OBJECT", "ENCODING", "x"),
+        ("HINCRBY", "x", "a", "1"),
+        ("OBJECT", "ENCODING", "x"),
+        ("HSET", "y", "a", "5"),
+        ("OBJECT", "ENCODING", "y"),
+        ("CONFIG", "SET", "hash-max-listpack-entries", "128"),
     ],
 }
 
