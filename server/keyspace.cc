@@ -132,6 +132,12 @@ void Keyspace::AddToTtlIndex(Entry* e) {
   ttl_index_.push_back(e);
 }
 
+void Keyspace::SetLease(Entry* e, int64_t deadline) {
+  if (e->has_deadline() && deadline == kNoDeadline) RemoveFromTtlIndex(e);
+  if (!e->has_deadline() && deadline != kNoDeadline) AddToTtlIndex(e);
+  e->deadline = deadline;
+}
+
 void Keyspace::RemoveFromTtlIndex(Entry* e) {
   // Swap with the last element so removal is O(1).
   uint32_t slot = e->ttl_slot;
@@ -201,9 +207,7 @@ const Keyspace::Entry* Keyspace::Set(std::string_view key, std::string_view valu
     if (token == kKeepTokenIfSame) token = 0;
     e = Replace(nullptr, NewEntry(key, value, token), hash);
   }
-  if (e->has_deadline() && deadline == kNoDeadline) RemoveFromTtlIndex(e);
-  if (!e->has_deadline() && deadline != kNoDeadline) AddToTtlIndex(e);
-  e->deadline = deadline;
+  SetLease(e, deadline);
   e->access_clock = access_clock_;
   e->value_kind = kind;
   return e;
@@ -220,9 +224,7 @@ const Keyspace::Entry* Keyspace::SetObject(std::string_view key, std::unique_ptr
   e->value_type = static_cast<uint32_t>(value->type());
   value.release();
   e = Replace(slot, e, hash);
-  if (e->has_deadline() && deadline == kNoDeadline) RemoveFromTtlIndex(e);
-  if (!e->has_deadline() && deadline != kNoDeadline) AddToTtlIndex(e);
-  e->deadline = deadline;
+  SetLease(e, deadline);
   e->access_clock = access_clock_;
   return e;
 }
@@ -232,6 +234,7 @@ const Keyspace::Entry* Keyspace::SetImage(std::string_view key, ValueType type,
                                           bool keep_deadline) {
   const uint64_t hash = Hash(key);
   Entry** slot = Locate(key, hash);
+  if (slot != nullptr && keep_deadline) deadline = (*slot)->deadline;
   Entry* e;
   if (slot != nullptr && (*slot)->packed_in_entry() && (*slot)->value_len == image.size() &&
       (*slot)->type() == type) {
@@ -239,17 +242,13 @@ const Keyspace::Entry* Keyspace::SetImage(std::string_view key, ValueType type,
     // long): in place, as a lock renewal rewrites its token.
     e = *slot;
     if (!image.empty()) std::memcpy(e->bytes() + e->key_len, image.data(), image.size());
-    if (keep_deadline) deadline = e->deadline;
   } else {
-    if (slot != nullptr && keep_deadline) deadline = (*slot)->deadline;
     e = NewEntry(key, image, 0);
     e->value_type = static_cast<uint32_t>(type);
     e->value_kind = kPackedInEntry;
     e = Replace(slot, e, hash);
   }
-  if (e->has_deadline() && deadline == kNoDeadline) RemoveFromTtlIndex(e);
-  if (!e->has_deadline() && deadline != kNoDeadline) AddToTtlIndex(e);
-  e->deadline = deadline;
+  SetLease(e, deadline);
   e->access_clock = access_clock_;
   return e;
 }
@@ -270,9 +269,7 @@ bool Keyspace::Rename(std::string_view from, std::string_view to) {
   old->value_type = 0;  // the collection now belongs to the new entry
   Unlink(src);
   e = Replace(Locate(to, hash), e, hash);
-  if (e->has_deadline() && deadline == kNoDeadline) RemoveFromTtlIndex(e);
-  if (!e->has_deadline() && deadline != kNoDeadline) AddToTtlIndex(e);
-  e->deadline = deadline;
+  SetLease(e, deadline);
   MaybeResize();
   return true;
 }
@@ -304,9 +301,7 @@ bool Keyspace::SetDeadline(std::string_view key, int64_t deadline) {
   Entry** slot = Locate(key, Hash(key));
   if (slot == nullptr) return false;
   Entry* e = *slot;
-  if (e->has_deadline() && deadline == kNoDeadline) RemoveFromTtlIndex(e);
-  if (!e->has_deadline() && deadline != kNoDeadline) AddToTtlIndex(e);
-  e->deadline = deadline;
+  SetLease(e, deadline);
   return true;
 }
 

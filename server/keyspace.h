@@ -337,6 +337,9 @@ class Keyspace {
   void Unlink(Entry** slot);
   void RemoveFromTtlIndex(Entry* e);
   void AddToTtlIndex(Entry* e);
+  // Gives `e` the deadline `deadline` (kNoDeadline: none), entering or
+  // leaving the TTL index as it gains or loses one.
+  void SetLease(Entry* e, int64_t deadline);
   void ExpireEntry(Entry** slot);
   void MaybeResize();
   // Moves every bucket of an ongoing rehash now (loading: no client waits).
