@@ -19,10 +19,8 @@
 //
 // Layout: one allocation per entry — header, value bytes, key bytes —
 // chained in power-of-two bucket arrays. The value comes first so that it
-// sits at a fixed offset from the node: a sorted set's skiplist keeps its
-// score and links there (zset.cc), and a search that steps from node to
-// node reads them without first reading the member's length (one cache
-// miss a step instead of two, as in Redis's zskiplistNode).
+// sits at a fixed offset from the node: a large sorted set keeps its score
+// there (zset.cc), read without first reading the member's length.
 #pragma once
 
 #include <cstddef>

@@ -16,107 +16,27 @@
 
 namespace latch {
 
-// ---------------------------------------------------------------- skiplist nodes
+// ---------------------------------------------------------------- elements
 
-// An element of the skiplist is a Dict node: key = member, value bytes (at a
-// fixed offset from the node: dict.h puts them before the key) =
-//   [score: double][backward: Node*]
-//   [level 0: forward Node*, span u64, forward's score: double]…
-// read and written with memcpy. The header is a node of the same shape with
-// kMaxLevel levels, allocated apart from the Dict.
-//
-// Each level keeps a copy of the score of the node it points to, so a
-// search decides whether to step forward from the node it stands on: it
-// reads the next node only when it moves there (or, on equal scores, to
-// compare members). A skiplist search is a chain of cache misses, one per
-// node read; Redis's reads the node after the stop point on every level
-// too, which these copies save. The copy is written wherever a link is
-// (Link) and where a linked node's score changes in place (SlRescore).
+// An element of the skiplist encoding is a Dict node: key = member, value =
+// the 8 bytes of its score (read and written with memcpy). The tree
+// (score_tree.h) holds the score again beside the node's address, so a
+// search compares scores without reading the nodes.
 namespace {
 
 using Node = Dict::Node;
-constexpr int kMaxLevel = 32;  // enough for 2^64 elements at p = 1/4
-constexpr size_t kBase = 16;   // score and backward link
-constexpr size_t kLevelBytes = 24;
-constexpr size_t kMaxValue = kBase + kMaxLevel * kLevelBytes;
-const char kZeros[kMaxValue] = {};
 
-inline const char* Val(const Node* n) {
-  return n->value().data();
-}
-inline char* MutVal(Node* n) {
-  return n->mutable_value();
-}
 inline double ScoreOf(const Node* n) {
   double d;
-  std::memcpy(&d, Val(n), 8);
+  std::memcpy(&d, n->value().data(), 8);
   return d;
 }
 inline void SetScore(Node* n, double d) {
-  std::memcpy(MutVal(n), &d, 8);
+  std::memcpy(n->mutable_value(), &d, 8);
 }
-inline Node* Backward(const Node* n) {
-  Node* p;
-  std::memcpy(&p, Val(n) + 8, sizeof(p));
-  return p;
-}
-inline void SetBackward(Node* n, Node* p) {
-  std::memcpy(MutVal(n) + 8, &p, sizeof(p));
-}
-inline Node* Forward(const Node* n, int i) {
-  Node* p;
-  std::memcpy(&p, Val(n) + kBase + kLevelBytes * static_cast<size_t>(i), sizeof(p));
-  return p;
-}
-// The score of the node level i of n points to (0 when none).
-inline double FwdScore(const Node* n, int i) {
-  double d;
-  std::memcpy(&d, Val(n) + kBase + kLevelBytes * static_cast<size_t>(i) + 16, 8);
-  return d;
-}
-// Level i of n points to p, whose score is `score`.
-inline void Link(Node* n, int i, Node* p, double score) {
-  char* at = MutVal(n) + kBase + kLevelBytes * static_cast<size_t>(i);
-  std::memcpy(at, &p, sizeof(p));
-  std::memcpy(at + 16, &score, 8);
-}
-inline void SetFwdScore(Node* n, int i, double score) {
-  std::memcpy(MutVal(n) + kBase + kLevelBytes * static_cast<size_t>(i) + 16, &score, 8);
-}
-inline uint64_t Span(const Node* n, int i) {
-  uint64_t s;
-  std::memcpy(&s, Val(n) + kBase + kLevelBytes * static_cast<size_t>(i) + 8, sizeof(s));
-  return s;
-}
-inline void SetSpan(Node* n, int i, uint64_t s) {
-  std::memcpy(MutVal(n) + kBase + kLevelBytes * static_cast<size_t>(i) + 8, &s, sizeof(s));
-}
-inline int Levels(const Node* n) {
-  return static_cast<int>((n->value_len - kBase) / kLevelBytes);
-}
-// (score, member) order: the skiplist's and the listpack's.
+// (score, member) order: the tree's and the listpack's.
 inline bool Before(double s1, std::string_view m1, double s2, std::string_view m2) {
   return s1 < s2 || (s1 == s2 && m1.compare(m2) < 0);
-}
-// Whether the node level i of `at` points to, f, comes before (score,
-// member): f itself is read only on equal scores.
-inline bool NextBefore(const Node* at, int i, const Node* f, double score,
-                       std::string_view member) {
-  const double s = FwdScore(at, i);
-  return s < score || (s == score && f->key().compare(member) < 0);
-}
-
-// Redis's zslRandomLevel: each further level with probability 1/4.
-int RandomLevel() {
-  static thread_local uint64_t state = std::random_device{}() | 1;
-  int level = 1;
-  for (;;) {
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    if ((state & 0xffff) >= 0x4000 || level == kMaxLevel) return level;
-    ++level;
-  }
 }
 
 }  // namespace
@@ -129,22 +49,7 @@ double NodeScore(const Dict::Node* n) {
 
 struct ZSetValue::SkipList {
   Dict dict;
-  Node* header;
-  Node* tail = nullptr;
-  int level = 1;
-
-  SkipList() {
-    void* mem = std::malloc(sizeof(Node) + kMaxValue);
-    if (mem == nullptr) throw std::bad_alloc();
-    header = new (mem) Node{nullptr, 0, static_cast<uint32_t>(kMaxValue)};
-    std::memset(header->mutable_value(), 0, kMaxValue);
-  }
-  ~SkipList() {
-    header->~Node();
-    std::free(header);
-  }
-  SkipList(const SkipList&) = delete;
-  SkipList& operator=(const SkipList&) = delete;
+  ScoreTree tree;
   size_t length() const { return dict.size(); }
 };
 
@@ -167,7 +72,7 @@ size_t ZSetValue::size() const {
 size_t ZSetValue::memory() const {
   size_t n = sizeof(ZSetValue);
   if (packed()) return n + lp_.capacity();
-  return n + sizeof(SkipList) + sl_->dict.memory() + malloc_usable_size(sl_->header);
+  return n + sizeof(SkipList) + sl_->dict.memory() + sl_->tree.memory();
 }
 
 // ---- listpack
@@ -198,126 +103,10 @@ void ZSetValue::LpInsert(std::string_view member, double score) {
 // ---- skiplist
 
 Dict::Node* ZSetValue::SlNewNode(std::string_view member, double score) {
-  const size_t len = kBase + kLevelBytes * static_cast<size_t>(RandomLevel());
-  Node* n = sl_->dict.Set(member, std::string_view(kZeros, len)).first;
+  const char zeros[8] = {};
+  Node* n = sl_->dict.Set(member, std::string_view(zeros, 8)).first;
   SetScore(n, score);
   return n;
-}
-
-void ZSetValue::SlInsert(Node* x) {
-  SkipList& sl = *sl_;
-  Node* update[kMaxLevel];
-  uint64_t rank[kMaxLevel];
-  const double score = ScoreOf(x);
-  const std::string_view member = x->key();
-  Node* at = sl.header;
-  for (int i = sl.level - 1; i >= 0; --i) {
-    // The rank crossed to reach the node before the insert point, level by level.
-    rank[i] = i == sl.level - 1 ? 0 : rank[i + 1];
-    for (Node* f = Forward(at, i); f != nullptr && NextBefore(at, i, f, score, member);
-         f = Forward(at, i)) {
-      rank[i] += Span(at, i);
-      at = f;
-    }
-    update[i] = at;
-  }
-  const int level = Levels(x);
-  if (level > sl.level) {
-    for (int i = sl.level; i < level; ++i) {
-      rank[i] = 0;
-      update[i] = sl.header;
-      SetSpan(sl.header, i, sl.length() - 1);  // (the Dict already counts x)
-    }
-    sl.level = level;
-  }
-  for (int i = 0; i < level; ++i) {
-    Link(x, i, Forward(update[i], i), FwdScore(update[i], i));
-    Link(update[i], i, x, score);
-    SetSpan(x, i, Span(update[i], i) - (rank[0] - rank[i]));
-    SetSpan(update[i], i, (rank[0] - rank[i]) + 1);
-  }
-  // Levels above x's own now span one more element.
-  for (int i = level; i < sl.level; ++i) SetSpan(update[i], i, Span(update[i], i) + 1);
-  SetBackward(x, update[0] == sl.header ? nullptr : update[0]);
-  if (Node* next = Forward(x, 0)) {
-    SetBackward(next, x);
-  } else {
-    sl.tail = x;
-  }
-}
-
-// The node before x's place on every level (x's score as it is linked).
-void ZSetValue::SlPredecessors(const Node* x, Node** update) const {
-  const SkipList& sl = *sl_;
-  const double score = ScoreOf(x);
-  const std::string_view member = x->key();
-  Node* at = sl.header;
-  for (int i = sl.level - 1; i >= 0; --i) {
-    for (Node* f = Forward(at, i); f != nullptr && NextBefore(at, i, f, score, member);
-         f = Forward(at, i)) {
-      at = f;
-    }
-    update[i] = at;
-  }
-}
-
-void ZSetValue::SlRescore(Node* x, double score) {
-  Node* update[kMaxLevel];
-  SlPredecessors(x, update);
-  SetScore(x, score);
-  for (int i = 0; i < Levels(x); ++i) SetFwdScore(update[i], i, score);
-}
-
-void ZSetValue::SlUnlink(Node* x) {
-  SkipList& sl = *sl_;
-  Node* update[kMaxLevel];
-  SlPredecessors(x, update);
-  for (int i = 0; i < sl.level; ++i) {
-    if (Forward(update[i], i) == x) {
-      SetSpan(update[i], i, Span(update[i], i) + Span(x, i) - 1);
-      Link(update[i], i, Forward(x, i), FwdScore(x, i));
-    } else {
-      SetSpan(update[i], i, Span(update[i], i) - 1);
-    }
-  }
-  if (Node* next = Forward(x, 0)) {
-    SetBackward(next, Backward(x));
-  } else {
-    sl.tail = Backward(x);
-  }
-  while (sl.level > 1 && Forward(sl.header, sl.level - 1) == nullptr) --sl.level;
-}
-
-size_t ZSetValue::SlRank(double score, std::string_view member) const {
-  const SkipList& sl = *sl_;
-  uint64_t rank = 0;
-  const Node* at = sl.header;
-  for (int i = sl.level - 1; i >= 0; --i) {
-    for (Node* f = Forward(at, i);
-         f != nullptr &&
-         (FwdScore(at, i) < score || (FwdScore(at, i) == score && f->key().compare(member) <= 0));
-         f = Forward(at, i)) {
-      rank += Span(at, i);
-      at = f;
-    }
-    if (at != sl.header && at->key() == member) return rank;
-  }
-  return 0;
-}
-
-Dict::Node* ZSetValue::SlByRank(size_t rank) const {
-  const SkipList& sl = *sl_;
-  uint64_t traversed = 0;
-  Node* at = sl.header;
-  for (int i = sl.level - 1; i >= 0; --i) {
-    for (Node* f = Forward(at, i); f != nullptr && traversed + Span(at, i) <= rank;
-         f = Forward(at, i)) {
-      traversed += Span(at, i);
-      at = f;
-    }
-    if (traversed == rank) return at == sl.header ? nullptr : at;
-  }
-  return nullptr;
 }
 
 // ---- reads
@@ -344,24 +133,24 @@ std::optional<size_t> ZSetValue::Rank(std::string_view member, bool reverse) con
   }
   const Node* node = sl_->dict.Find(member);
   if (node == nullptr) return std::nullopt;
-  const size_t rank = SlRank(ScoreOf(node), member);
-  if (rank == 0) return std::nullopt;
-  return reverse ? n - rank : rank - 1;
+  const size_t rank = sl_->tree.Rank(ScoreOf(node), member);
+  if (rank == ScoreTree::npos) return std::nullopt;
+  return reverse ? n - 1 - rank : rank;
 }
 
 std::string_view ZSetValue::Iter::member() const {
-  return z_->packed() ? z_->lp_.At(pos_) : node_->key();
+  return z_->packed() ? z_->lp_.At(pos_) : at_.node()->key();
 }
 
 double ZSetValue::Iter::score() const {
-  return z_->packed() ? z_->LpScore(pos_) : ScoreOf(node_);
+  return z_->packed() ? z_->LpScore(pos_) : at_.score();
 }
 
 void ZSetValue::Iter::Next() {
   if (z_->packed()) {
     pos_ = z_->lp_.Next(z_->lp_.Next(pos_));
   } else {
-    node_ = Forward(node_, 0);
+    at_.Next();
   }
 }
 
@@ -369,7 +158,7 @@ void ZSetValue::Iter::Prev() {
   if (z_->packed()) {
     pos_ = pos_ == z_->lp_.begin() ? z_->lp_.end() : z_->lp_.Prev(z_->lp_.Prev(pos_));
   } else {
-    node_ = Backward(node_);
+    at_.Prev();
   }
 }
 
@@ -379,9 +168,9 @@ void ZSetValue::Iter::Skip(size_t n, bool back) {
     // By rank: O(log N) however far (Redis walks the links one by one).
     const size_t rank = z_->RankOf(*this);
     if (back) {
-      node_ = n > rank ? nullptr : z_->SlByRank(rank - n + 1);
+      at_ = n > rank ? ScoreTree::Pos{} : z_->sl_->tree.AtRank(rank - n);
     } else {
-      node_ = rank + n >= z_->size() ? nullptr : z_->SlByRank(rank + n + 1);
+      at_ = z_->sl_->tree.AtRank(rank + n);
     }
     return;
   }
@@ -393,7 +182,8 @@ ZSetValue::Iter ZSetValue::AtRank(size_t rank) const {
   if (packed()) {
     it.pos_ = rank >= size() ? lp_.end() : lp_.Seek(static_cast<int64_t>(2 * rank));
   } else {
-    it.node_ = rank >= size() ? nullptr : SlByRank(rank + 1);
+    it.at_ = sl_->tree.AtRank(rank);
+    it.at_.Warm(true);
   }
   return it;
 }
@@ -403,7 +193,7 @@ ZSetValue::Iter ZSetValue::Last() const {
   if (packed()) {
     it.pos_ = lp_.empty() ? lp_.end() : lp_.Prev(lp_.Prev(lp_.end()));
   } else {
-    it.node_ = sl_->tail;
+    it.at_ = sl_->tree.Last();
   }
   return it;
 }
@@ -420,20 +210,13 @@ ZSetValue::Iter ZSetValue::FirstInRange(const ScoreRange& range) const {
     }
     return it;
   }
-  const SkipList& sl = *sl_;
-  if (range.Empty() || sl.tail == nullptr || !range.AboveMin(ScoreOf(sl.tail)) ||
-      !range.BelowMax(ScoreOf(Forward(sl.header, 0)))) {
-    return it;
+  if (range.Empty()) return it;
+  const ScoreTree::Pos at =
+      sl_->tree.FirstWhere([&](double score, const Node*) { return range.AboveMin(score); });
+  if (at.valid() && range.BelowMax(at.score())) {
+    it.at_ = at;
+    at.Warm(true);
   }
-  const Node* at = sl.header;
-  for (int i = sl.level - 1; i >= 0; --i) {
-    for (Node* f = Forward(at, i); f != nullptr && !range.AboveMin(FwdScore(at, i));
-         f = Forward(at, i)) {
-      at = f;
-    }
-  }
-  at = Forward(at, 0);
-  if (at != nullptr && range.BelowMax(ScoreOf(at))) it.node_ = at;
   return it;
 }
 
@@ -449,19 +232,19 @@ ZSetValue::Iter ZSetValue::LastInRange(const ScoreRange& range) const {
     }
     return it;
   }
-  const SkipList& sl = *sl_;
-  if (range.Empty() || sl.tail == nullptr || !range.AboveMin(ScoreOf(sl.tail)) ||
-      !range.BelowMax(ScoreOf(Forward(sl.header, 0)))) {
-    return it;
+  if (range.Empty()) return it;
+  // The entry before the first above the range.
+  ScoreTree::Pos at =
+      sl_->tree.FirstWhere([&](double score, const Node*) { return !range.BelowMax(score); });
+  if (at.valid()) {
+    at.Prev();
+  } else {
+    at = sl_->tree.Last();
   }
-  const Node* at = sl.header;
-  for (int i = sl.level - 1; i >= 0; --i) {
-    for (Node* f = Forward(at, i); f != nullptr && range.BelowMax(FwdScore(at, i));
-         f = Forward(at, i)) {
-      at = f;
-    }
+  if (at.valid() && range.AboveMin(at.score())) {
+    it.at_ = at;
+    at.Warm(false);
   }
-  if (at != sl.header && range.AboveMin(ScoreOf(at))) it.node_ = at;
   return it;
 }
 
@@ -477,19 +260,10 @@ ZSetValue::Iter ZSetValue::FirstInLex(const LexRange& range) const {
     }
     return it;
   }
-  const SkipList& sl = *sl_;
-  if (range.Empty() || sl.tail == nullptr || !range.AboveMin(sl.tail->key()) ||
-      !range.BelowMax(Forward(sl.header, 0)->key())) {
-    return it;
-  }
-  const Node* at = sl.header;
-  for (int i = sl.level - 1; i >= 0; --i) {
-    for (Node* f = Forward(at, i); f != nullptr && !range.AboveMin(f->key()); f = Forward(at, i)) {
-      at = f;
-    }
-  }
-  at = Forward(at, 0);
-  if (at != nullptr && range.BelowMax(at->key())) it.node_ = at;
+  if (range.Empty()) return it;
+  const ScoreTree::Pos at =
+      sl_->tree.FirstWhere([&](double, const Node* n) { return range.AboveMin(n->key()); });
+  if (at.valid() && range.BelowMax(at.node()->key())) it.at_ = at;
   return it;
 }
 
@@ -505,23 +279,20 @@ ZSetValue::Iter ZSetValue::LastInLex(const LexRange& range) const {
     }
     return it;
   }
-  const SkipList& sl = *sl_;
-  if (range.Empty() || sl.tail == nullptr || !range.AboveMin(sl.tail->key()) ||
-      !range.BelowMax(Forward(sl.header, 0)->key())) {
-    return it;
+  if (range.Empty()) return it;
+  ScoreTree::Pos at =
+      sl_->tree.FirstWhere([&](double, const Node* n) { return !range.BelowMax(n->key()); });
+  if (at.valid()) {
+    at.Prev();
+  } else {
+    at = sl_->tree.Last();
   }
-  const Node* at = sl.header;
-  for (int i = sl.level - 1; i >= 0; --i) {
-    for (Node* f = Forward(at, i); f != nullptr && range.BelowMax(f->key()); f = Forward(at, i)) {
-      at = f;
-    }
-  }
-  if (at != sl.header && range.AboveMin(at->key())) it.node_ = at;
+  if (at.valid() && range.AboveMin(at.node()->key())) it.at_ = at;
   return it;
 }
 
 size_t ZSetValue::RankOf(const Iter& it) const {
-  if (!packed()) return SlRank(ScoreOf(it.node_), it.node_->key()) - 1;
+  if (!packed()) return sl_->tree.RankOf(it.at_);
   size_t rank = 0;
   for (size_t pos = lp_.begin(); pos != it.pos_; pos = lp_.Next(lp_.Next(pos))) ++rank;
   return rank;
@@ -576,23 +347,25 @@ ZSetValue::SetResult ZSetValue::Set(std::string_view member, double score,
       return SetResult::kAdded;
     }
   }
+  ScoreTree& tree = sl_->tree;
   if (Node* n = sl_->dict.Find(member)) {
     const double cur = ScoreOf(n);
     if (cur == score) return SetResult::kSame;
-    // Redis's zslUpdateScore: a node that stays between its neighbours only
-    // changes its score; otherwise it moves.
-    Node* back = Backward(n);
-    Node* next = Forward(n, 0);
-    if ((back == nullptr || ScoreOf(back) < score) && (next == nullptr || ScoreOf(next) > score)) {
-      SlRescore(n, score);
-    } else {
-      SlUnlink(n);
-      SetScore(n, score);
-      SlInsert(n);
-    }
+    // The element moves: into the tree at its new score first (the one
+    // step that may fail to allocate, before anything changed), then out
+    // at the old one. Its Dict node stays.
+    tree.Insert(score, n);
+    tree.Erase(cur, n);
+    SetScore(n, score);
     return SetResult::kUpdated;
   }
-  SlInsert(SlNewNode(member, score));
+  Node* n = SlNewNode(member, score);
+  try {
+    tree.Insert(score, n);
+  } catch (const std::bad_alloc&) {
+    sl_->dict.Erase(member);
+    throw;
+  }
   return SetResult::kAdded;
 }
 
@@ -606,17 +379,23 @@ bool ZSetValue::Remove(std::string_view member) {
   }
   Node* n = sl_->dict.Find(member);
   if (n == nullptr) return false;
-  SlUnlink(n);
+  sl_->tree.Erase(ScoreOf(n), n);
   sl_->dict.Erase(member);
   return true;
 }
 
 void ZSetValue::ConvertToSkiplist() {
   if (!packed()) return;
-  auto sl = std::make_unique<SkipList>();
-  sl_ = std::move(sl);
-  for (size_t pos = lp_.begin(); pos < lp_.end(); pos = lp_.Next(lp_.Next(pos))) {
-    SlInsert(SlNewNode(lp_.At(pos), LpScore(pos)));
+  // Built aside, so a failed allocation leaves the listpack as it was.
+  std::unique_ptr<SkipList> sl = std::make_unique<SkipList>();
+  std::swap(sl, sl_);
+  try {
+    for (size_t pos = lp_.begin(); pos < lp_.end(); pos = lp_.Next(lp_.Next(pos))) {
+      sl_->tree.Insert(LpScore(pos), SlNewNode(lp_.At(pos), LpScore(pos)));
+    }
+  } catch (const std::bad_alloc&) {
+    sl_.reset();
+    throw;
   }
   lp_.Clear();
   lp_.Shrink();
@@ -630,8 +409,8 @@ std::unique_ptr<Object> ZSetValue::Clone() const {
     copy->lp_ = lp_;
     return copy;
   }
-  for (const Node* n = Forward(sl_->header, 0); n != nullptr; n = Forward(n, 0)) {
-    copy->SlInsert(copy->SlNewNode(n->key(), ScoreOf(n)));
+  for (ScoreTree::Pos at = sl_->tree.First(); at.valid(); at.Next()) {
+    copy->sl_->tree.Insert(at.score(), copy->SlNewNode(at.node()->key(), at.score()));
   }
   return copy;
 }

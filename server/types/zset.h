@@ -13,15 +13,15 @@
 //    stores it as an integer), else as its 8 bytes: so -0 reads back as 0
 //    there, exactly as in Redis.
 //  - "skiplist" once either limit is passed (a value never goes back, as in
-//    Redis): Redis's zskiplist — levels of forward links with their spans,
-//    so a rank (ZRANK, ZRANGE by index) is O(log N) — plus a Dict from
-//    member to score, so ZSCORE is O(1). The two share their nodes: each
-//    element is ONE Dict node whose value bytes are its score, its backward
-//    link and its levels (forward link and span each), and the skiplist
-//    links point at Dict nodes (the Dict keeps node addresses stable while
-//    the value keeps its length). One allocation per element, and the
-//    member's bytes once, where Redis has a skiplist node, a dict entry and
-//    an sds string.
+//    Redis). OBJECT ENCODING says "skiplist", as Redis's does, but the order
+//    is a B+-tree (score_tree.h) that counts the elements under each child,
+//    so a rank (ZRANK, ZRANGE by index) is O(log N) as in Redis's zskiplist,
+//    with a few cache misses per search where a skiplist has one per node it
+//    steps on. Beside it a Dict from member to score, so ZSCORE is O(1):
+//    each element is ONE Dict node (the member's bytes, its value the 8
+//    bytes of the score), and a tree entry is the score and that node's
+//    address (the Dict keeps node addresses stable while the value keeps
+//    its length). Redis has a skiplist node, a dict entry and an sds string.
 //
 // Who changes it: only the appliers below (ZADD and ZREM records), live
 // through Store::Apply and in replay; the commands (server/commands/zset*.cc)
@@ -40,6 +40,7 @@
 #include "server/types/dict.h"
 #include "server/types/object.h"
 #include "server/types/packed.h"
+#include "server/types/score_tree.h"
 
 namespace latch {
 
@@ -140,7 +141,7 @@ class ZSetValue final : public Object {
   // valid until the set changes.
   class Iter {
    public:
-    bool valid() const { return z_->packed() ? pos_ != z_->lp_.end() : node_ != nullptr; }
+    bool valid() const { return z_->packed() ? pos_ != z_->lp_.end() : at_.valid(); }
     std::string_view member() const;
     double score() const;
     void Next();  // toward higher scores
@@ -152,8 +153,8 @@ class ZSetValue final : public Object {
     friend class ZSetValue;
     explicit Iter(const ZSetValue* z) : z_(z), pos_(z->lp_.end()) {}
     const ZSetValue* z_;
-    size_t pos_;                        // listpack: the member's offset
-    const Dict::Node* node_ = nullptr;  // skiplist
+    size_t pos_;           // listpack: the member's offset
+    ScoreTree::Pos at_{};  // skiplist
   };
   // The element of 0-based rank `rank` from the lowest score (invalid past
   // the end); O(log N) as a skiplist.
@@ -202,15 +203,7 @@ class ZSetValue final : public Object {
   double LpScore(size_t member_pos) const;
   void LpInsert(std::string_view member, double score);
 
-  // skiplist
-  void SlInsert(Node* x);
-  void SlUnlink(Node* x);  // takes x out of the levels (not out of the Dict)
-  // x's new score, where x stays between its neighbours: the levels that
-  // point to x get the new score's copy (zset.cc).
-  void SlRescore(Node* x, double score);
-  void SlPredecessors(const Node* x, Node** update) const;
-  size_t SlRank(double score, std::string_view member) const;  // 1-based; 0: absent
-  Node* SlByRank(size_t rank) const;                           // 1-based
+  // skiplist: a new element's Dict node (its value the score)
   Node* SlNewNode(std::string_view member, double score);
 
   PackedList lp_;
