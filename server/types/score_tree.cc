@@ -181,10 +181,12 @@ void ScoreTree::Insert(double score, Node* node) {
   int at = pos;
   Leaf* right = nullptr;
   if (leaf->n == kLeafCap) {
-    // Split. An append at the end leaves the full leaf as it is (entries
-    // loaded in order fill their leaves); otherwise half and half.
+    // Split. An append at the end of the tree leaves the full leaf as it is
+    // (entries loaded in order fill their leaves); otherwise half and half.
+    // (Not at the end of any full leaf: a descending run of keys into the
+    // gap after one would then get a leaf each.)
     right = TakeLeaf();
-    const int keep = pos == kLeafCap ? kLeafCap : kLeafCap / 2;
+    const int keep = pos == kLeafCap && leaf->next == nullptr ? kLeafCap : kLeafCap / 2;
     right->n = kLeafCap - keep;
     std::memcpy(right->score, leaf->score + keep, sizeof(double) * right->n);
     std::memcpy(right->node, leaf->node + keep, sizeof(Node*) * right->n);
@@ -251,7 +253,11 @@ void ScoreTree::AddChild(Step* path, int depth, void* child, uint64_t count, dou
   Inner* right = nullptr;
   if (in->n == kInnerCap) {
     right = TakeInner();
-    const int keep = pos == kInnerCap ? kInnerCap : kInnerCap / 2;
+    // Uneven only at the end of the tree, as for a leaf: every step down to
+    // here took its node's last child.
+    bool at_end = pos == kInnerCap;
+    for (int k = 0; k < depth - 1 && at_end; ++k) at_end = path[k].idx == path[k].in->n - 1;
+    const int keep = at_end ? kInnerCap : kInnerCap / 2;
     right->n = kInnerCap - keep;
     std::memcpy(right->count, in->count + keep, sizeof(uint64_t) * right->n);
     std::memcpy(right->score, in->score + keep, sizeof(double) * right->n);

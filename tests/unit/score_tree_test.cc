@@ -155,6 +155,23 @@ TEST_F(ScoreTreeTest, LoadsInOrderFillTheirLeaves) {
   EXPECT_EQ(tree_.size(), 0u);
 }
 
+TEST_F(ScoreTreeTest, ADescendingRunIntoAGapAfterAFullLeafStaysCompact) {
+  // An ascending load leaves full leaves; a descending run of keys just
+  // after one of them must not give each key a leaf (and a chain of inner
+  // nodes) of its own: a full leaf is split unevenly only at the end of the
+  // tree (found by review: 2.7 KB a member for this load).
+  const int n = 32768;
+  for (int i = 0; i < n; ++i) Insert(i, "a" + std::to_string(i));
+  for (int i = 1000000; i > 1000000 - 50000; --i) Insert(i, "b" + std::to_string(i));
+  CheckAll();
+  EXPECT_LE(tree_.memory() / tree_.size(), 40u) << "bytes per element";
+  // And a hole in an ascending load refilled from the top down.
+  for (int i = 1000; i < 20000; ++i) Erase(i, "a" + std::to_string(i));
+  for (int i = 19999; i >= 1000; --i) Insert(i, "a" + std::to_string(i));
+  CheckAll();
+  EXPECT_LE(tree_.memory() / tree_.size(), 40u) << "bytes per element";
+}
+
 TEST_F(ScoreTreeTest, ReverseLoadAndEraseFromTheMiddle) {
   const int n = 20000;
   for (int i = n - 1; i >= 0; --i) Insert(i % 100, "m" + std::to_string(i));
