@@ -11,41 +11,6 @@ namespace {
 
 using Node = Dict::Node;
 
-// (score, member) order: the sorted set's.
-inline bool Less(double s1, std::string_view m1, double s2, std::string_view m2) {
-  return s1 < s2 || (s1 == s2 && m1.compare(m2) < 0);
-}
-
-// The first index of `n` entries not before (score, member).
-inline int LowerBound(const double* scores, Node* const* nodes, int n, double score,
-                      std::string_view member) {
-  int lo = 0, hi = n;
-  while (lo < hi) {
-    const int mid = (lo + hi) / 2;
-    if (Less(scores[mid], nodes[mid]->key(), score, member)) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  return lo;
-}
-
-// The child of `in` to descend for (score, member): the last whose first
-// entry is not after it (the first child when every one is).
-inline int ChildFor(const ScoreTree::Inner* in, double score, std::string_view member) {
-  int lo = 1, hi = in->n;
-  while (lo < hi) {
-    const int mid = (lo + hi) / 2;
-    if (Less(score, member, in->score[mid], in->node[mid]->key())) {
-      hi = mid;
-    } else {
-      lo = mid + 1;
-    }
-  }
-  return lo - 1;
-}
-
 template <typename T>
 T* New() {
   void* mem = std::malloc(sizeof(T));
@@ -66,6 +31,17 @@ void Shift(int from, int to, int n, A*... arrays) {
 }
 
 }  // namespace
+
+int ScoreTree::LowerBound(const Leaf* leaf, double score, std::string_view member) {
+  return FirstTrue(leaf->score, leaf->node, 0, leaf->n,
+                   [&](double s, const Node* n) { return !Before(s, n->key(), score, member); });
+}
+
+int ScoreTree::ChildFor(const Inner* in, double score, std::string_view member) {
+  return FirstTrue(in->score, in->node, 1, in->n,
+                   [&](double s, const Node* n) { return Before(score, member, s, n->key()); }) -
+         1;
+}
 
 ScoreTree::ScoreTree() {
   Leaf* leaf = New<Leaf>();
@@ -174,7 +150,7 @@ void ScoreTree::Insert(double score, Node* node) {
   int depth = 0;
   Leaf* leaf = Descend(score, member, path, &depth);
   Reserve(leaf, path, depth);  // (may throw: before anything changes)
-  const int pos = LowerBound(leaf->score, leaf->node, leaf->n, score, member);
+  const int pos = LowerBound(leaf, score, member);
   for (int k = 0; k < depth; ++k) ++path[k].in->count[path[k].idx];
   ++size_;
   Leaf* into = leaf;
@@ -288,7 +264,7 @@ bool ScoreTree::Erase(double score, const Node* node) {
   Step path[kMaxDepth];
   int depth = 0;
   Leaf* leaf = Descend(score, member, path, &depth);
-  const int pos = LowerBound(leaf->score, leaf->node, leaf->n, score, member);
+  const int pos = LowerBound(leaf, score, member);
   if (pos == leaf->n || leaf->node[pos] != node) return false;
   if (size_ == 1) {
     Clear();
@@ -390,7 +366,7 @@ size_t ScoreTree::Rank(double score, std::string_view member) const {
   for (int k = 0; k < depth; ++k) {
     for (int c = 0; c < path[k].idx; ++c) rank += path[k].in->count[c];
   }
-  const int pos = LowerBound(leaf->score, leaf->node, leaf->n, score, member);
+  const int pos = LowerBound(leaf, score, member);
   if (pos == leaf->n || leaf->score[pos] != score || leaf->node[pos]->key() != member) return npos;
   return rank + static_cast<size_t>(pos);
 }
@@ -410,7 +386,6 @@ ScoreTree::Pos ScoreTree::AtRank(size_t rank) const {
 bool ScoreTree::Valid() const {
   // Walks the tree: counts, first entries, order, the leaf list.
   struct Check {
-    const ScoreTree& t;
     const Leaf* expect_leaf;
     bool ok = true;
     uint64_t Walk(const void* at, int h, double* first_score, Node** first_node) {
@@ -419,7 +394,7 @@ bool ScoreTree::Valid() const {
         if (l != expect_leaf || l->n <= 0 || l->n > kLeafCap) ok = false;
         if (expect_leaf != nullptr) expect_leaf = expect_leaf->next;
         for (int i = 1; i < l->n; ++i) {
-          if (!Less(l->score[i - 1], l->node[i - 1]->key(), l->score[i], l->node[i]->key()))
+          if (!Before(l->score[i - 1], l->node[i - 1]->key(), l->score[i], l->node[i]->key()))
             ok = false;
         }
         if (l->n > 0) {
@@ -439,7 +414,7 @@ bool ScoreTree::Valid() const {
         Node* nd = nullptr;
         const uint64_t c = Walk(in->child[i], h - 1, &s, &nd);
         if (c != in->count[i] || s != in->score[i] || nd != in->node[i]) ok = false;
-        if (i > 0 && !Less(in->score[i - 1], in->node[i - 1]->key(), s, nd->key())) ok = false;
+        if (i > 0 && !Before(in->score[i - 1], in->node[i - 1]->key(), s, nd->key())) ok = false;
         total += c;
       }
       *first_score = in->score[0];
@@ -448,7 +423,7 @@ bool ScoreTree::Valid() const {
     }
   };
   if (size_ == 0) return height_ == 0 && first_ == root_ && last_ == root_ && first_->n == 0;
-  Check c{*this, first_};
+  Check c{first_};
   double s;
   Node* nd;
   const uint64_t total = c.Walk(root_, height_, &s, &nd);

@@ -121,12 +121,27 @@ class ScoreTree {
   // Checks every invariant (the unit tests'); false if one fails.
   bool Valid() const;
 
+  // The order: by score, then by member bytes between equal scores.
+  static bool Before(double s1, std::string_view m1, double s2, std::string_view m2) {
+    return s1 < s2 || (s1 == s2 && m1.compare(m2) < 0);
+  }
+
  private:
   struct Step {
     Inner* in;
     int idx;
   };
   static constexpr int kMaxDepth = 40;
+
+  // The first index in [lo, n) of parallel score and node arrays at which
+  // pred(score, node) is true (n if none); pred is false, then true.
+  template <typename P>
+  static int FirstTrue(const double* scores, Node* const* nodes, int lo, int n, P&& pred);
+  // The first entry of a leaf not before (score, member).
+  static int LowerBound(const Leaf* leaf, double score, std::string_view member);
+  // The child of `in` to descend for (score, member): the last whose first
+  // entry is not after it (the first child when every one is).
+  static int ChildFor(const Inner* in, double score, std::string_view member);
 
   // The descent to (score, member)'s leaf; path[0] is the root's step.
   Leaf* Descend(double score, std::string_view member, Step* path, int* depth) const;
@@ -154,34 +169,32 @@ class ScoreTree {
 };
 
 template <typename P>
+int ScoreTree::FirstTrue(const double* scores, Node* const* nodes, int lo, int n, P&& pred) {
+  int hi = n;
+  while (lo < hi) {
+    const int mid = (lo + hi) / 2;
+    if (pred(scores[mid], nodes[mid])) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  return lo;
+}
+
+template <typename P>
 ScoreTree::Pos ScoreTree::FirstWhere(P&& pred) const {
   const void* at = root_;
   for (int h = height_; h > 0; --h) {
     const Inner* in = static_cast<const Inner*>(at);
     // The child before the first whose first entry is true: the answer is
     // in it, or is that first entry (the next leaf's first).
-    int lo = 0, hi = in->n;
-    while (lo < hi) {
-      const int mid = (lo + hi) / 2;
-      if (pred(in->score[mid], in->node[mid])) {
-        hi = mid;
-      } else {
-        lo = mid + 1;
-      }
-    }
-    at = in->child[lo == 0 ? 0 : lo - 1];
+    const int i = FirstTrue(in->score, in->node, 0, in->n, pred);
+    at = in->child[i == 0 ? 0 : i - 1];
   }
   const Leaf* leaf = static_cast<const Leaf*>(at);
-  int lo = 0, hi = leaf->n;
-  while (lo < hi) {
-    const int mid = (lo + hi) / 2;
-    if (pred(leaf->score[mid], leaf->node[mid])) {
-      hi = mid;
-    } else {
-      lo = mid + 1;
-    }
-  }
-  if (lo < leaf->n) return Pos{leaf, lo};
+  const int i = FirstTrue(leaf->score, leaf->node, 0, leaf->n, pred);
+  if (i < leaf->n) return Pos{leaf, i};
   return leaf->next == nullptr ? Pos{} : Pos{leaf->next, 0};
 }
 

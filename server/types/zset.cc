@@ -1,14 +1,9 @@
 #include "server/types/zset.h"
 
-#include <malloc.h>
-
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <new>
-#include <vector>
 
 #include "log/record.h"
 #include "protocol/text.h"
@@ -33,10 +28,6 @@ inline double ScoreOf(const Node* n) {
 }
 inline void SetScore(Node* n, double d) {
   std::memcpy(n->mutable_value(), &d, 8);
-}
-// (score, member) order: the tree's and the listpack's.
-inline bool Before(double s1, std::string_view m1, double s2, std::string_view m2) {
-  return s1 < s2 || (s1 == s2 && m1.compare(m2) < 0);
 }
 
 }  // namespace
@@ -90,7 +81,8 @@ void ZSetValue::LpInsert(std::string_view member, double score) {
   size_t pos = lp_.begin();
   while (pos < lp_.end()) {
     const size_t score_pos = lp_.Next(pos);
-    if (Before(score, member, zset_detail::DecodePackedScore(lp_.At(score_pos)), lp_.At(pos)))
+    if (ScoreTree::Before(score, member, zset_detail::DecodePackedScore(lp_.At(score_pos)),
+                          lp_.At(pos)))
       break;
     pos = lp_.Next(score_pos);
   }
