@@ -314,6 +314,10 @@ struct CommandSpec {
   // HSET, DEL, MGET…: no key count, no keys only the command finds): the
   // ACL check then walks the positions itself, without collecting them.
   bool plain_keys = false;
+  // The pipeline prefetch's hints (prefetch.h): the argument holding the
+  // first key, and the one holding the field or member looked up in it
+  // (0: none). Set by the registry (CommandRegistry::Index).
+  int prefetch_key = 0, prefetch_member = 0;
   // Position among all commands and subcommands (per-command statistics).
   size_t index = 0;
 };

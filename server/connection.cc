@@ -280,6 +280,10 @@ void Connection::ProcessInput() {
     ~Restore() { flag = value; }
   } restore{in_input_, was_in_input};
   last_interaction_ms = now.mono;
+  // A pipeline: its lookups' cache misses overlap, before its requests run.
+  if (rbuf_end_ - rbuf_start_ > kPrefetchMinBytes && !blocked && !closing_) {
+    host_.Prefetch(*this, std::string_view(rbuf_.data() + rbuf_start_, rbuf_end_ - rbuf_start_));
+  }
   // (A session parked by WAITAOF reads nothing more until it is answered.)
   while (rbuf_start_ < rbuf_end_ && !close_after_reply_ && !closing_ && !blocked) {
     // The test bench: a partitioned client's requests wait, unread.

@@ -127,6 +127,34 @@ Keyspace::Entry** Keyspace::Locate(std::string_view key, uint64_t hash) {
   return nullptr;
 }
 
+void Keyspace::PrefetchBucket(uint64_t hash) const {
+  for (const Table& t : tables_) {
+    if (!t.buckets.empty()) __builtin_prefetch(&t.buckets[hash & t.mask()]);
+  }
+}
+
+void Keyspace::PrefetchChain(uint64_t hash) const {
+  for (const Table& t : tables_) {
+    if (t.buckets.empty()) continue;
+    if (const Entry* e = t.buckets[hash & t.mask()]) {
+      // The header and the key, then what follows: a short value or a
+      // small collection's image lies in the next line.
+      __builtin_prefetch(e);
+      __builtin_prefetch(reinterpret_cast<const char*>(e) + 64);
+    }
+  }
+}
+
+const Keyspace::Entry* Keyspace::PeekQuiet(std::string_view key, uint64_t hash) const {
+  for (const Table& t : tables_) {
+    if (t.buckets.empty()) continue;
+    for (const Entry* e = t.buckets[hash & t.mask()]; e != nullptr; e = e->next) {
+      if (e->key() == key) return e;
+    }
+  }
+  return nullptr;
+}
+
 void Keyspace::AddToTtlIndex(Entry* e) {
   e->ttl_slot = static_cast<uint32_t>(ttl_index_.size());
   ttl_index_.push_back(e);

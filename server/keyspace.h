@@ -142,6 +142,18 @@ class Keyspace {
   // Whether `key` is stored, expired or not (no lazy expiry, no listener).
   bool Contains(std::string_view key) { return Locate(key, Hash(key)) != nullptr; }
 
+  // Prefetching (prefetch.h): hints to the memory, in steps a pipeline's
+  // requests take in turn so that their misses overlap. None changes the
+  // keyspace (no rehash step, no expiry, no access clock), so a hint that
+  // turns out wrong costs a wasted load and nothing else.
+  static uint64_t HashOf(std::string_view key) { return Hash(key); }
+  // Step 1: the bucket `hash` falls in.
+  void PrefetchBucket(uint64_t hash) const;
+  // Step 2 (the bucket loaded): the first entry of its chain.
+  void PrefetchChain(uint64_t hash) const;
+  // Step 3: the entry for `key`, expired or not, read without side effects.
+  const Entry* PeekQuiet(std::string_view key, uint64_t hash) const;
+
   // Set's `token` meaning "the token of the entry it replaces if the value
   // is the same, else none" (tokens are at most INT64_MAX: a RESP integer).
   static constexpr uint64_t kKeepTokenIfSame = UINT64_MAX;

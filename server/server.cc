@@ -15,6 +15,7 @@
 #include "server/history.h"
 #include "server/log.h"
 #include "server/monitor.h"
+#include "server/prefetch.h"
 #include "server/tls/context.h"
 #include "server/uring.h"
 
@@ -309,6 +310,10 @@ void Server::OnSignal(uv_signal_t* s, int signum) {
 }
 
 // ---------------------------------------------------------------- requests
+
+void Server::Prefetch(const Connection& client, std::string_view input) {
+  PipelinePrefetch::Run(input, store_.keyspace_of(client.db), CommandRegistry::Get());
+}
 
 bool Server::Dispatch(Connection& client, std::span<const std::string_view> argv,
                       TimeSnapshot now) {

@@ -71,6 +71,22 @@ Dict::Node** Dict::Locate(std::string_view key, uint64_t hash) const {
   return nullptr;
 }
 
+void Dict::PrefetchBucket(uint64_t hash) const {
+  for (const Table& t : tables_) {
+    if (!t.buckets.empty()) __builtin_prefetch(&t.buckets[hash & t.mask()]);
+  }
+}
+
+void Dict::PrefetchChain(uint64_t hash) const {
+  for (const Table& t : tables_) {
+    if (t.buckets.empty()) continue;
+    if (const Node* n = t.buckets[hash & t.mask()]) {
+      __builtin_prefetch(n);
+      __builtin_prefetch(reinterpret_cast<const char*>(n) + 64);
+    }
+  }
+}
+
 const Dict::Node* Dict::Find(std::string_view key) const {
   Node** slot = Locate(key, Hash(key));
   return slot != nullptr ? *slot : nullptr;

@@ -90,6 +90,13 @@ class Dict {
     }
   }
 
+  // Prefetching (server/prefetch.h), without changing anything: step 1 the
+  // bucket `hash` falls in, step 2 (the bucket loaded) its chain's first
+  // node, key and value.
+  static uint64_t HashOf(std::string_view key) { return Hash(key); }
+  void PrefetchBucket(uint64_t hash) const;
+  void PrefetchChain(uint64_t hash) const;
+
   // Bytes held: the nodes as the allocator rounded them, and the tables.
   size_t memory() const;
 

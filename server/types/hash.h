@@ -46,6 +46,7 @@ class HashValue final : public Object {
   size_t size() const override { return dict_ ? dict_->size() : list_.size() / 2; }
   size_t memory() const override;
   std::string_view encoding() const override { return dict_ ? "hashtable" : "listpack"; }
+  const Dict* members() const override { return dict_.get(); }
   std::unique_ptr<Object> Clone() const override { return std::make_unique<HashValue>(*this); }
   bool Equals(const Object& other) const override;
   void WriteRecords(std::string_view key, aof::Batch& out) const override;

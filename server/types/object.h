@@ -23,6 +23,7 @@ namespace latch {
 namespace aof {
 class Batch;
 }
+class Dict;
 
 // TYPE's answer.
 enum class ValueType : uint8_t { kString = 0, kHash = 1, kSet = 2, kZSet = 3, kList = 4 };
@@ -86,6 +87,10 @@ class Object {
   // OBJECT ENCODING: "listpack", "hashtable", "intset", "skiplist",
   // "quicklist".
   virtual std::string_view encoding() const = 0;
+  // The hash table that finds an element by its field or member, when the
+  // encoding has one ("hashtable", "skiplist"); nullptr otherwise. Only the
+  // pipeline prefetch (server/prefetch.h) asks, to warm a lookup to come.
+  virtual const Dict* members() const { return nullptr; }
   // A deep copy (COPY).
   virtual std::unique_ptr<Object> Clone() const = 0;
   // The same type and the same contents (elements, their order where the

@@ -56,6 +56,7 @@ class SetValue final : public Object {
   size_t size() const override { return dict_ ? dict_->size() : ints_.size(); }
   size_t memory() const override;
   std::string_view encoding() const override { return dict_ ? "hashtable" : "intset"; }
+  const Dict* members() const override { return dict_.get(); }
   std::unique_ptr<Object> Clone() const override { return std::make_unique<SetValue>(*this); }
   bool Equals(const Object& other) const override;
   void WriteRecords(std::string_view key, aof::Batch& out) const override;

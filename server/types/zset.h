@@ -111,6 +111,7 @@ class ZSetValue final : public Object {
   size_t size() const override;
   size_t memory() const override;
   std::string_view encoding() const override { return packed() ? "listpack" : "skiplist"; }
+  const Dict* members() const override { return packed() ? nullptr : dict(); }
   std::unique_ptr<Object> Clone() const override;
   bool Equals(const Object& other) const override;
   void WriteRecords(std::string_view key, aof::Batch& out) const override;
