@@ -280,16 +280,22 @@ void Connection::ProcessInput() {
     ~Restore() { flag = value; }
   } restore{in_input_, was_in_input};
   last_interaction_ms = now.mono;
-  // A pipeline: its lookups' cache misses overlap, before its requests run.
-  if (rbuf_end_ - rbuf_start_ > kPrefetchMinBytes && !blocked && !closing_) {
-    host_.Prefetch(*this, std::string_view(rbuf_.data() + rbuf_start_, rbuf_end_ - rbuf_start_));
-  }
+  size_t warm = 0;       // requests ahead already warmed
+  bool prefetch = true;  // false once the rest is not a pipeline
   // (A session parked by WAITAOF reads nothing more until it is answered.)
   while (rbuf_start_ < rbuf_end_ && !close_after_reply_ && !closing_ && !blocked) {
     // The test bench: a partitioned client's requests wait, unread.
     if (host_.faults().active() && host_.faults().Stalls(*this)) {
       stalled_ = true;
       break;
+    }
+    // A pipeline: the lookups of its next requests (up to 16) are warmed
+    // together, so their cache misses overlap (prefetch.h); again once
+    // those have run, while the read holds more.
+    if (warm == 0 && prefetch && rbuf_end_ - rbuf_start_ > kPrefetchMinBytes) {
+      warm = host_.Prefetch(*this,
+                            std::string_view(rbuf_.data() + rbuf_start_, rbuf_end_ - rbuf_start_));
+      prefetch = warm != 0;
     }
     resp::ParseLimits limits;
     // Values are stored with 32-bit lengths: nothing longer can be a value.
@@ -321,6 +327,7 @@ void Connection::ProcessInput() {
       if (!pending_flush_) clients_.NeedsFlush(*this);
     }
     rbuf_start_ += parser_.consumed();
+    if (warm > 0) --warm;
     if (!CheckOutputLimits()) return;
   }
   if (rbuf_start_ == rbuf_end_) rbuf_start_ = rbuf_end_ = 0;

@@ -82,8 +82,9 @@ class ClientHost {
   virtual bool Dispatch(Connection& client, std::span<const std::string_view> argv,
                         TimeSnapshot now) = 0;
   // Warms what the requests at the front of `input` will look up
-  // (prefetch.h), before they run one by one.
-  virtual void Prefetch(const Connection& client, std::string_view input) = 0;
+  // (prefetch.h), before they run one by one; returns how many requests it
+  // looked at (0: not a pipeline).
+  virtual size_t Prefetch(const Connection& client, std::string_view input) = 0;
   // The reply hold: whether output held up to log byte `until` may leave;
   // c's held reply left; it could not (flushed again once the log has it).
   virtual bool ReplyIsDurable(uint64_t until) const = 0;
@@ -103,7 +104,8 @@ class Connection final : public Session {
   static constexpr size_t kPauseReadingAt = 1 << 20;
   // Smallest free space offered to each read.
   static constexpr size_t kReadChunk = 16 * 1024;
-  // Fewer bytes than this cannot hold two requests: no pipeline to prefetch.
+  // Fewer bytes than this cannot hold two requests with a key (two GETs of
+  // a one-byte key take 40): nothing to prefetch.
   static constexpr size_t kPrefetchMinBytes = 32;
 
   Connection(ClientHost& host, uint64_t id);

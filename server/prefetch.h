@@ -33,10 +33,14 @@ class PipelinePrefetch {
   // redis-benchmark -P 16; more would evict what the first ones loaded).
   static constexpr size_t kMaxRequests = 16;
 
+  struct Result {
+    size_t requests = 0;  // complete requests looked at
+    size_t lookups = 0;   // of them, those with a key to warm
+  };
   // Warms what the complete requests at the front of `input` will look up
   // in `ks`. Does nothing unless there are at least two of them: a lone
-  // request has nothing to overlap with. Returns how many it warmed.
-  static size_t Run(std::string_view input, const Keyspace& ks, const CommandRegistry& registry);
+  // request has nothing to overlap with (then both counts are 0).
+  static Result Run(std::string_view input, const Keyspace& ks, const CommandRegistry& registry);
 };
 
 }  // namespace latch

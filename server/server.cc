@@ -311,8 +311,9 @@ void Server::OnSignal(uv_signal_t* s, int signum) {
 
 // ---------------------------------------------------------------- requests
 
-void Server::Prefetch(const Connection& client, std::string_view input) {
-  PipelinePrefetch::Run(input, store_.keyspace_of(client.db), CommandRegistry::Get());
+size_t Server::Prefetch(const Connection& client, std::string_view input) {
+  return PipelinePrefetch::Run(input, store_.keyspace_of(client.db), CommandRegistry::Get())
+      .requests;
 }
 
 bool Server::Dispatch(Connection& client, std::span<const std::string_view> argv,

@@ -96,7 +96,7 @@ class Server final : public ServerControl,
   // read share it: they run within microseconds of each other). Returns
   // whether a reply was produced: not when CLIENT REPLY OFF or SKIP dropped
   // it, nor when the request parked the client (WAITAOF).
-  void Prefetch(const Connection& client, std::string_view input) override;
+  size_t Prefetch(const Connection& client, std::string_view input) override;
   bool Dispatch(Connection& client, std::span<const std::string_view> argv,
                 TimeSnapshot now) override;
   bool Dispatch(Connection& client, std::span<const std::string_view> argv) {

@@ -142,7 +142,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   while (!stream.empty() && requests < kMaxRequests) {
     // As a connection does before a pipeline's requests run (prefetch.h):
     // reading ahead must stay inside the bytes and change nothing.
-    ts.server().Prefetch(conn, stream);
+    (void)ts.server().Prefetch(conn, stream);
     latch::resp::ParseLimits limits;
     limits.max_bulk_len = ts.server().config().proto_max_bulk_len;
     limits.unauthenticated = !conn.authenticated;

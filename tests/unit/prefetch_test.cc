@@ -30,7 +30,9 @@ std::string Repeat(const std::vector<std::string>& args, int times) {
 }
 
 size_t Warm(const std::string& input, const Keyspace& ks) {
-  return PipelinePrefetch::Run(input, ks, CommandRegistry::Get());
+  const PipelinePrefetch::Result r = PipelinePrefetch::Run(input, ks, CommandRegistry::Get());
+  EXPECT_LE(r.lookups, r.requests);
+  return r.lookups;
 }
 
 TEST(PrefetchTest, LooksAtUpToSixteenCompleteRequestsWithAKey) {
@@ -50,8 +52,25 @@ TEST(PrefetchTest, LooksAtUpToSixteenCompleteRequestsWithAKey) {
   // Only requests with a key count: PING and an unknown command have none,
   // EVALSHA's first key comes after its count.
   EXPECT_EQ(Warm(Repeat({"PING"}, 4) + Repeat({"NOSUCH", "k"}, 2) + Resp({"GET", "k"}), ks), 1u);
+  // The connection warms the next requests once those looked at have run.
+  EXPECT_EQ(PipelinePrefetch::Run(Repeat({"PING"}, 4) + Repeat({"GET", "k"}, 20), ks,
+                                  CommandRegistry::Get())
+                .requests,
+            PipelinePrefetch::kMaxRequests);
   EXPECT_EQ(Warm(Repeat({"EVALSHA", std::string(40, 'a'), "1", "k", "v"}, 5), ks), 5u);
   EXPECT_EQ(Warm(Repeat({"set", "k", "v"}, 2) + Repeat({"GET"}, 2), ks), 2u);
+  // Counts and lengths of one, two, three and more digits; more than ten
+  // is not a length (the parser will say what it is).
+  EXPECT_EQ(
+      Warm(Repeat({"GET", std::string(7, 'k')}, 2) + Repeat({"GET", std::string(42, 'k')}, 2) +
+               Repeat({"GET", std::string(420, 'k')}, 2) +
+               Repeat({"GET", std::string(70000, 'k')}, 2),
+           ks),
+      8u);
+  EXPECT_EQ(Warm(Repeat({"GET", "k"}, 2) + "*2\r\n$3\r\nGET\r\n$00000000001\r\nk\r\n", ks), 2u);
+  EXPECT_EQ(Warm(Repeat({"GET", "k"}, 2) + "*2\r\n$3\r\nGET\r\n$-1\r\n", ks), 2u);
+  EXPECT_EQ(Warm(Repeat({"GET", "k"}, 2) + "*2\r\n$3\r\nGET\r\n$1\r", ks), 2u);
+  EXPECT_EQ(Warm("*1\r\n$4\r\nPING\r\n*0\r\n" + Repeat({"GET", "k"}, 2), ks), 0u);
   // A request too long to be worth walking twice ends it.
   std::vector<std::string> long_request = {"MSET"};
   for (int i = 0; i < 40; ++i) long_request.insert(long_request.end(), {"k", "v"});
