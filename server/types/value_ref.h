@@ -23,7 +23,6 @@
 
 #include "server/keyspace.h"
 #include "server/types/hash.h"
-#include "server/types/list.h"
 #include "server/types/set.h"
 #include "server/types/zset.h"
 
