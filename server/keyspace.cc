@@ -115,14 +115,18 @@ Keyspace::Entry* Keyspace::Replace(Entry** slot, Entry* e, uint64_t hash) {
 
 Keyspace::Entry** Keyspace::Locate(std::string_view key, uint64_t hash) {
   if (rehashing()) RehashSome(1);
-  for (int t = 0; t < 2; ++t) {
-    Table& table = tables_[t];
-    if (table.buckets.empty()) break;
-    Entry** slot = &table.buckets[hash & table.mask()];
+  // (This keyspace is not const: the slot may be changed through.)
+  return const_cast<Entry**>(Slot(key, hash));
+}
+
+Keyspace::Entry* const* Keyspace::Slot(std::string_view key, uint64_t hash) const {
+  // Both tables while a rehash is on (the second is empty otherwise).
+  for (const Table& t : tables_) {
+    if (t.buckets.empty()) continue;
+    Entry* const* slot = &t.buckets[hash & t.mask()];
     for (; *slot != nullptr; slot = &(*slot)->next) {
       if ((*slot)->key() == key) return slot;
     }
-    if (!rehashing()) break;
   }
   return nullptr;
 }
@@ -146,13 +150,8 @@ void Keyspace::PrefetchChain(uint64_t hash) const {
 }
 
 const Keyspace::Entry* Keyspace::PeekQuiet(std::string_view key, uint64_t hash) const {
-  for (const Table& t : tables_) {
-    if (t.buckets.empty()) continue;
-    for (const Entry* e = t.buckets[hash & t.mask()]; e != nullptr; e = e->next) {
-      if (e->key() == key) return e;
-    }
-  }
-  return nullptr;
+  Entry* const* slot = Slot(key, hash);
+  return slot != nullptr ? *slot : nullptr;
 }
 
 void Keyspace::AddToTtlIndex(Entry* e) {

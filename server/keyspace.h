@@ -346,6 +346,8 @@ class Keyspace {
   // The slot holding a pointer to the entry for `key` (so it can be replaced
   // or unlinked), or nullptr if absent.
   Entry** Locate(std::string_view key, uint64_t hash);
+  // The same slot, found without a rehash step (Locate takes one first).
+  Entry* const* Slot(std::string_view key, uint64_t hash) const;
   void Unlink(Entry** slot);
   void RemoveFromTtlIndex(Entry* e);
   void AddToTtlIndex(Entry* e);
